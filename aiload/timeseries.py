@@ -1,0 +1,143 @@
+"""Time-series conventions shared by every aiload layer.
+
+Absolute series carry a tz-aware :class:`pandas.DatetimeIndex` with a fixed ``freq``; each
+value is the mean power over the interval that *starts* at its label. Relative series
+(profiles) carry a :class:`pandas.TimedeltaIndex` named ``elapsed`` with the same meaning.
+Energy is always computed here, from interval means, so every layer agrees on it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from aiload.errors import InputError
+
+__all__ = [
+    "require_tz_aware",
+    "require_fixed_step",
+    "step_seconds",
+    "energy_kwh",
+    "energy_wh",
+    "validate_power_series",
+]
+
+
+def require_tz_aware(index: pd.Index, what: str = "series") -> pd.DatetimeIndex:
+    """Return ``index`` if it is a tz-aware DatetimeIndex, else raise a clear error.
+
+    Parameters
+    ----------
+    index : pandas.Index
+        The index to check.
+    what : str
+        A name for the object in the message (e.g. ``"load_kw"``).
+    """
+    if not isinstance(index, pd.DatetimeIndex):
+        raise InputError(
+            f"{what}: expected a pandas DatetimeIndex with a time zone, got "
+            f"{type(index).__name__}. Build one with pandas.date_range(..., tz='UTC')."
+        )
+    if index.tz is None:
+        raise InputError(
+            f"{what}: the DatetimeIndex has no time zone (naive). aiload needs tz-aware time "
+            "so that days, months and weather hours line up; fix it with "
+            "series.tz_localize('UTC') or series.tz_localize('America/New_York')."
+        )
+    return index
+
+
+def step_seconds(index: pd.Index, what: str = "series") -> float:
+    """Length of one interval of a fixed-step index [s].
+
+    Uses ``index.freq`` when set, otherwise the (single) difference between labels.
+    Raises when the steps are not all equal (a gap or an irregular index).
+    """
+    if len(index) < 2:
+        freq = getattr(index, "freq", None)
+        if freq is not None:
+            return pd.Timedelta(freq).total_seconds()
+        raise InputError(
+            f"{what}: cannot tell the step of an index with {len(index)} label(s) and no freq; "
+            "give at least two labels or set index.freq."
+        )
+    freq = getattr(index, "freq", None)
+    if freq is not None:
+        return pd.Timedelta(freq).total_seconds()
+    diffs = np.diff(index.asi8)
+    if not np.all(diffs == diffs[0]) or diffs[0] <= 0:
+        bad = int(np.flatnonzero(diffs != diffs[0])[0]) + 1 if diffs[0] > 0 else 1
+        raise InputError(
+            f"{what}: expected equally spaced, increasing labels; the step changes at label "
+            f"{bad} ({index[bad - 1]} -> {index[bad]}). Resample it first with "
+            "aiload.resample(series, freq=...) to get interval means on a fixed grid."
+        )
+    return diffs[0] / 1e9
+
+
+def require_fixed_step(series: pd.Series | pd.DataFrame, what: str = "series") -> float:
+    """Check a series has a fixed step and return it [s]."""
+    return step_seconds(series.index, what)
+
+
+def energy_wh(power_w: pd.Series | np.ndarray, step_s: float | None = None) -> float:
+    """Energy of an interval-mean power series [Wh].
+
+    Parameters
+    ----------
+    power_w : pandas.Series or numpy.ndarray
+        Interval-mean power [W] (or kW, giving kWh; the helper is unit-agnostic).
+    step_s : float, optional
+        Interval length [s]; taken from the index when ``power_w`` is a Series.
+    """
+    if step_s is None:
+        if not isinstance(power_w, pd.Series):
+            raise InputError("energy_wh: give step_s [s] when passing a bare array.")
+        step_s = step_seconds(power_w.index, "power series")
+    values = np.asarray(power_w, dtype=np.float64)
+    return float(values.sum(dtype=np.float64) * step_s / 3600.0)
+
+
+def energy_kwh(power_kw: pd.Series | np.ndarray, step_s: float | None = None) -> float:
+    """Energy of an interval-mean power series given in kW [kWh]."""
+    return energy_wh(power_kw, step_s)
+
+
+def validate_power_series(
+    power: pd.Series,
+    what: str = "power",
+    *,
+    absolute: bool = True,
+    allow_negative: bool = False,
+) -> float:
+    """Validate an interval-mean power series; return its step [s].
+
+    Checks: non-empty, numeric, no NaN, (optionally) no negative values, a tz-aware
+    DatetimeIndex (``absolute=True``) or a TimedeltaIndex, and a fixed step.
+    """
+    if not isinstance(power, pd.Series):
+        raise InputError(f"{what}: expected a pandas Series, got {type(power).__name__}.")
+    if len(power) == 0:
+        raise InputError(f"{what}: the series is empty; expected at least one interval.")
+    if not np.issubdtype(power.dtype, np.number):
+        raise InputError(f"{what}: expected numeric values, got dtype {power.dtype}.")
+    if absolute:
+        require_tz_aware(power.index, what)
+    elif not isinstance(power.index, (pd.DatetimeIndex, pd.TimedeltaIndex)):
+        raise InputError(
+            f"{what}: expected a DatetimeIndex or TimedeltaIndex, got {type(power.index).__name__}."
+        )
+    nan = np.flatnonzero(np.isnan(power.to_numpy(dtype=float)))
+    if nan.size:
+        raise InputError(
+            f"{what}: {nan.size} NaN value(s), first at {power.index[nan[0]]}. aiload never "
+            "fills silently: drop, interpolate or fill them first (e.g. series.interpolate())."
+        )
+    if not allow_negative:
+        neg = np.flatnonzero(power.to_numpy(dtype=float) < 0)
+        if neg.size:
+            raise InputError(
+                f"{what}: {neg.size} negative value(s), first {power.iloc[neg[0]]!r} at "
+                f"{power.index[neg[0]]}; consumption is positive in aiload."
+            )
+    return step_seconds(power.index, what)
