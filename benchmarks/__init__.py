@@ -1,0 +1,1 @@
+"""aiload benchmarks: ``python -m benchmarks [--quick] [--only NAME ...]``."""
