@@ -1,0 +1,252 @@
+"""Read scenario files: TOML -> validated :class:`~scenarios.schema.Scenario`.
+
+Errors name the file, the field path (``grid.bus``), the line where it is written, the bad
+value and what is expected; unknown keys get the nearest allowed name. Everything that can be
+checked without computing (a weather file that is not there included) is checked here, so a
+bad file fails before any simulation starts.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import re
+import tomllib
+import typing
+from collections.abc import Mapping, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from aiload.errors import InputError
+from scenarios.schema import Scenario
+
+__all__ = [
+    "ScenarioError",
+    "load_scenario",
+    "bundled_names",
+    "resolve_source",
+    "parse_set",
+    "apply_overrides",
+    "key_lines",
+]
+
+_HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+_KEY = re.compile(r"^\s*((?:[A-Za-z0-9_\-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
+
+
+class ScenarioError(InputError):
+    """A scenario file that does not validate; the message names file, field and line."""
+
+
+def bundled_names() -> list[str]:
+    """Names of the scenarios shipped in ``scenarios/bundled`` (without ``.toml``)."""
+    folder = resources.files("scenarios") / "bundled"
+    return sorted(p.name[:-5] for p in folder.iterdir() if p.name.endswith(".toml"))
+
+
+def resolve_source(name_or_path: str | Path) -> Path:
+    """Path of a scenario file given a path or a bundled name.
+
+    Raises
+    ------
+    ScenarioError
+        Neither an existing file nor a bundled name; lists the bundled names and the nearest.
+    """
+    path = Path(name_or_path)
+    if path.is_file():
+        return path
+    names = bundled_names()
+    stem = str(name_or_path)[:-5] if str(name_or_path).endswith(".toml") else str(name_or_path)
+    if stem in names:
+        return Path(str(resources.files("scenarios") / "bundled" / f"{stem}.toml"))
+    near = difflib.get_close_matches(stem, names, n=1)
+    hint = f" Did you mean {near[0]!r}?" if near else ""
+    raise ScenarioError(
+        f"scenario {str(name_or_path)!r}: no such file and no bundled scenario of that name.{hint} "
+        f"Bundled scenarios: {', '.join(names)}; or give the path of a .toml file."
+    )
+
+
+def _split_key(text: str) -> tuple[str, ...]:
+    parts = re.findall(r"\"[^\"]*\"|'[^']*'|[A-Za-z0-9_\-]+", text)
+    return tuple(p[1:-1] if p[0] in "\"'" else p for p in parts)
+
+
+def key_lines(text: str) -> dict[tuple[str, ...], int]:
+    """Map every table and key path written in a TOML text to its (1-based) line number.
+
+    A scan of the text, not a second parser: headers ``[a.b]`` set the current table and
+    ``key = ...`` (dotted keys included) adds a path under it. Keys inside inline tables are
+    not listed; callers fall back to the longest listed prefix.
+    """
+    lines: dict[tuple[str, ...], int] = {}
+    table: tuple[str, ...] = ()
+    in_multiline = False
+    for number, line in enumerate(text.splitlines(), start=1):
+        if in_multiline:
+            if line.count('"""') % 2 == 1 or line.count("'''") % 2 == 1:
+                in_multiline = False
+            continue
+        header = _HEADER.match(line)
+        if header and not line.lstrip().startswith("[["):
+            table = _split_key(header.group(1))
+            lines.setdefault(table, number)
+            continue
+        key = _KEY.match(line)
+        if key:
+            lines.setdefault(table + _split_key(key.group(1)), number)
+            if line.count('"""') % 2 == 1 or line.count("'''") % 2 == 1:
+                in_multiline = True
+    return lines
+
+
+def _line_of(loc: Sequence[Any], lines: Mapping[tuple[str, ...], int]) -> int | None:
+    path = tuple(str(p) for p in loc)
+    for end in range(len(path), 0, -1):
+        if path[:end] in lines:
+            return lines[path[:end]]
+    return None
+
+
+def _model_at(loc: Sequence[Any]) -> type[BaseModel] | None:
+    """The pydantic model that holds the last element of ``loc`` (for 'did you mean')."""
+    model: type[BaseModel] = Scenario
+    for part in loc[:-1]:
+        field = model.model_fields.get(str(part))
+        if field is None:
+            return None
+        candidates = [field.annotation, *typing.get_args(field.annotation)]
+        nested = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+        if not nested:
+            return None
+        model = nested[0]
+    return model
+
+
+def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int]) -> str:
+    loc = [p for p in err["loc"] if not (isinstance(p, str) and "[" in p)]
+    field = ".".join(str(p) for p in loc) or "(top level)"
+    line = _line_of(loc, lines)
+    where = f"line {line}: " if line else ""
+    if err["type"] == "extra_forbidden":
+        model = _model_at(loc)
+        allowed = sorted(model.model_fields) if model else []
+        near = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.5)
+        hint = f" Did you mean {near[0]!r}?" if near else ""
+        return f"  {where}unknown key {field!r}.{hint} Allowed here: {', '.join(allowed)}."
+    if err["type"] == "missing":
+        return f"  {where}field {field!r} is required but missing; add it to the file."
+    value = err.get("input")
+    message = err["msg"].removeprefix("Value error, ")
+    return f"  {where}field {field!r} = {value!r}: {message}."
+
+
+def parse_set(text: str) -> tuple[str, list[Any]]:
+    """Parse ``--set a.b=v1,v2`` into ``("a.b", [v1, v2])``; values are read as TOML literals.
+
+    ``--set facility.utilization=0.2,0.4`` gives floats, ``--set facility.end=2024-01-02T00:00:00Z``
+    a date-time, anything that is not a TOML literal stays a string.
+    """
+    if "=" not in text:
+        raise ScenarioError(
+            f"--set {text!r}: expected FIELD=VALUE[,VALUE...], e.g. --set facility.utilization=0.4"
+        )
+    field, raw = text.split("=", 1)
+    field = field.strip()
+    if not field or not raw.strip():
+        raise ScenarioError(f"--set {text!r}: both the field and a value are needed (FIELD=VALUE)")
+    values = []
+    for item in raw.split(","):
+        item = item.strip()
+        try:
+            values.append(tomllib.loads(f"v = {item}")["v"])
+        except tomllib.TOMLDecodeError:
+            values.append(item)
+    return field, values
+
+
+def apply_overrides(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """A deep copy of the raw TOML dict with dotted-path ``overrides`` set (input unchanged)."""
+    data = copy.deepcopy(dict(raw))
+    for dotted, value in overrides.items():
+        parts = dotted.split(".")
+        node = data
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ScenarioError(
+                    f"--set {dotted}: {part!r} is a value, not a table; cannot set a key inside it"
+                )
+            node = child
+        node[parts[-1]] = value
+    return data
+
+
+def _read(path: Path) -> tuple[str, dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScenarioError(f"scenario file {str(path)!r}: cannot be read ({exc})") from None
+    try:
+        return text, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ScenarioError(
+            f"scenario file {str(path)!r}: not valid TOML: {exc}. Check quotes, brackets and "
+            "that every key = value pair is on one line."
+        ) from None
+
+
+def load_scenario(
+    source: str | Path, *, overrides: Mapping[str, Any] | None = None
+) -> Scenario:
+    """Read, override and validate a scenario.
+
+    Parameters
+    ----------
+    source : str or pathlib.Path
+        A scenario file path or the name of a bundled scenario (see :func:`bundled_names`).
+    overrides : mapping, optional
+        Dotted field paths to values applied before validation, e.g.
+        ``{"facility.end": "2024-01-02T00:00:00Z"}`` (the ``--set`` of the command line).
+
+    Returns
+    -------
+    Scenario
+        The validated scenario; ``site.weather`` made absolute.
+
+    Raises
+    ------
+    ScenarioError
+        Naming the file, each bad field with its line, the value and what is expected.
+    """
+    path = resolve_source(source)
+    text, raw = _read(path)
+    lines = key_lines(text)
+    data = apply_overrides(raw, overrides or {})
+    try:
+        scenario = Scenario.model_validate(data)
+    except ValidationError as exc:
+        details = "\n".join(_describe(e, lines) for e in exc.errors())
+        count = exc.error_count()
+        raise ScenarioError(
+            f"scenario file {str(path)!r}: {count} problem{'s' if count > 1 else ''}:\n{details}"
+        ) from None
+    weather = scenario.site.weather
+    if weather is not None:
+        weather_path = Path(weather)
+        if not weather_path.is_absolute():
+            weather_path = (path.parent / weather_path).resolve()
+        if not weather_path.is_file():
+            line = _line_of(("site", "weather"), lines)
+            where = f"line {line}: " if line else ""
+            raise ScenarioError(
+                f"scenario file {str(path)!r}:\n  {where}field 'site.weather' = {weather!r}: "
+                f"no such file ({weather_path}). Give a TMY3 CSV path (relative paths are "
+                "relative to the scenario file) or remove the key to use pvlib's bundled year."
+            )
+        site = scenario.site.model_copy(update={"weather": str(weather_path)})
+        scenario = scenario.model_copy(update={"site": site})
+    return scenario

@@ -1,0 +1,258 @@
+"""The scenario schema: what a scenario file may hold, with units and allowed ranges.
+
+A scenario is a TOML file with one table per study stage::
+
+    name = "colocation-10mw"          # free text
+    [facility]                        # always: the facility model (aiload.facility)
+    [site]                            # optional: location and weather year (PV, cooling)
+    [grid]                            # optional: interconnection studies (grid package)
+    [microgrid]                       # optional: on-site supply sizing (microgrid package)
+    [sweep]                           # optional: parameter values and replicates for `aiload sweep`
+    [outputs]                         # optional: which files `aiload run` writes
+
+Every model forbids unknown keys, so a typo fails at load time with a "did you mean" (see
+:mod:`scenarios.loader`). ``python -m scenarios.schema_doc`` renders this module as
+``docs/scenario-schema.md``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "Scenario",
+    "FacilitySection",
+    "SiteSection",
+    "GridSection",
+    "GridLimitsSection",
+    "MicrogridSection",
+    "PVSection",
+    "SweepSection",
+    "OutputsSection",
+    "GRID_STUDIES",
+]
+
+#: the grid studies a scenario can ask for, in the order the runner performs them
+GRID_STUDIES = ("timeseries", "hosting_capacity", "contingency", "load_loss")
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+def _check_freq(value: str) -> str:
+    try:
+        step = pd.Timedelta(pd.tseries.frequencies.to_offset(value))
+    except (ValueError, TypeError):
+        raise ValueError(
+            f"expected a pandas frequency string such as '1s', '1min', '15min' or '1h', got {value!r}"
+        ) from None
+    if step <= pd.Timedelta(0):
+        raise ValueError(f"expected a positive time step, got {value!r}")
+    return value
+
+
+def _check_aware(value: dt.datetime, name: str) -> dt.datetime:
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise ValueError(
+            f"{name} has no time zone; write it with an offset, e.g. 2024-01-01T00:00:00Z "
+            "or 2024-01-01T00:00:00-05:00"
+        )
+    return value
+
+
+class FacilitySection(_Section):
+    """The facility model run: ``aiload.facility(preset, start=, end=, freq=, seed=, ...)``."""
+
+    preset: str = Field(
+        description="name of a bundled facility preset, e.g. 'colocation-10mw', 'inference-1mw', "
+        "'campus-100mw'"
+    )
+    utilization: float | None = Field(
+        None,
+        gt=0.0,
+        le=1.0,
+        description="target utilisation of the fleet, (0, 1] [-]; None keeps the preset's",
+    )
+    start: dt.datetime = Field(description="first interval start, tz-aware (TOML offset datetime)")
+    end: dt.datetime = Field(description="end of the horizon (exclusive), tz-aware")
+    freq: str = Field("1min", description="output resolution, a pandas frequency ('1s' ... '1h')")
+    seed: int = Field(0, ge=0, description="random seed; replicate k uses the facility's own seeding")
+    replicates: int = Field(1, ge=1, le=1000, description="Monte Carlo replicates of `aiload run`")
+    overrides: dict[str, Any] = Field(
+        default_factory=dict,
+        description="further keyword overrides passed to aiload.facility (e.g. nodes = 1000)",
+    )
+
+    @field_validator("freq")
+    @classmethod
+    def _freq(cls, value: str) -> str:
+        return _check_freq(value)
+
+    @field_validator("start", "end", mode="before")
+    @classmethod
+    def _parse_time(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            try:
+                return pd.Timestamp(value).to_pydatetime()
+            except ValueError:
+                raise ValueError(
+                    f"expected an ISO-8601 date-time such as 2024-01-01T00:00:00Z, got {value!r}"
+                ) from None
+        return value
+
+    @field_validator("start", "end")
+    @classmethod
+    def _aware(cls, value: dt.datetime, info) -> dt.datetime:
+        return _check_aware(value, info.field_name)
+
+    @model_validator(mode="after")
+    def _order(self) -> FacilitySection:
+        if self.end <= self.start:
+            raise ValueError(
+                f"end ({self.end.isoformat()}) must be after start ({self.start.isoformat()})"
+            )
+        step = pd.Timedelta(pd.tseries.frequencies.to_offset(self.freq))
+        if pd.Timestamp(self.end) - pd.Timestamp(self.start) < step:
+            raise ValueError(f"the horizon {self.start} .. {self.end} is shorter than one step {self.freq}")
+        return self
+
+
+class SiteSection(_Section):
+    """Where the facility is and which weather year drives PV (and weather-driven cooling)."""
+
+    latitude: float | None = Field(
+        None, ge=-90.0, le=90.0, description="site latitude [deg]; None: the weather file's"
+    )
+    longitude: float | None = Field(
+        None, ge=-180.0, le=180.0, description="site longitude [deg]; None: the weather file's"
+    )
+    weather: str | None = Field(
+        None,
+        description="TMY3 weather file, absolute or relative to the scenario file; None: pvlib's "
+        "bundled 723170TYA.CSV (Greensboro NC)",
+    )
+
+
+class GridLimitsSection(_Section):
+    """Operating limits of the grid studies."""
+
+    vm_min_pu: float = Field(0.95, gt=0.5, lt=1.0, description="lowest allowed bus voltage [pu]")
+    vm_max_pu: float = Field(1.05, gt=1.0, lt=1.5, description="highest allowed bus voltage [pu]")
+    max_loading_percent: float = Field(
+        100.0, gt=0.0, le=200.0, description="highest allowed line/transformer loading [%]"
+    )
+
+
+class GridSection(_Section):
+    """Interconnection studies of the facility at one bus of a network (grid package)."""
+
+    network: str = Field(
+        description="bundled network name ('cigre_mv', 'cigre_hv', 'case33bw', 'case118', "
+        "'case300') or a pandapower JSON / MATPOWER file path"
+    )
+    bus: int = Field(ge=0, description="index of the bus the facility connects to [-]")
+    power_factor: float = Field(0.99, gt=0.0, le=1.0, description="facility power factor [-]")
+    studies: list[Literal["timeseries", "hosting_capacity", "contingency", "load_loss"]] = Field(
+        default_factory=lambda: list(GRID_STUDIES), description="which studies to run"
+    )
+    limits: GridLimitsSection = Field(
+        default_factory=GridLimitsSection, description="voltage band and loading limit"
+    )
+    freq: str = Field(
+        "1h", description="resolution of the power-flow time series (facility load averaged to it)"
+    )
+    contingency_hours: int = Field(
+        24, ge=1, le=8760, description="number of peak-load hours at which N-1 is checked [-]"
+    )
+
+    @field_validator("freq")
+    @classmethod
+    def _freq(cls, value: str) -> str:
+        return _check_freq(value)
+
+
+class PVSection(_Section):
+    """Fixed-tilt PV plant orientation for ``microgrid.pv_availability``."""
+
+    tilt: float = Field(25.0, ge=0.0, le=90.0, description="module tilt [deg]")
+    azimuth: float = Field(180.0, ge=0.0, lt=360.0, description="module azimuth, 180 = south [deg]")
+
+
+class MicrogridSection(_Section):
+    """On-site PV, battery and generators behind an import limit (microgrid package).
+
+    ``costs``, ``battery``, ``generator`` and ``options`` are handed to the microgrid package's
+    own dataclasses and ``size()``; their keys and units are those of that package and are
+    checked before any computation starts.
+    """
+
+    import_limit_kw: float | None = Field(
+        None, ge=0.0, description="largest grid import [kW]; None: unlimited"
+    )
+    freq: str = Field("1h", description="resolution of the sizing problem (load averaged to it)")
+    pv: PVSection | None = Field(
+        default_factory=PVSection, description="PV plant; omit the table for no PV"
+    )
+    costs: dict[str, Any] = Field(default_factory=dict, description="microgrid.Costs(**costs)")
+    battery: dict[str, Any] | None = Field(
+        default_factory=dict, description="microgrid.Battery(**battery); absent: default battery"
+    )
+    generator: dict[str, Any] | None = Field(
+        default_factory=dict, description="microgrid.Generator(**generator); absent: default"
+    )
+    options: dict[str, Any] = Field(
+        default_factory=dict, description="further keyword arguments of microgrid.size()"
+    )
+
+    @field_validator("freq")
+    @classmethod
+    def _freq(cls, value: str) -> str:
+        return _check_freq(value)
+
+
+class SweepSection(_Section):
+    """Values for ``aiload sweep``: the cartesian product of ``values`` x ``replicates``."""
+
+    values: dict[str, list[float | int | str]] = Field(
+        default_factory=dict,
+        description="dotted field -> list of values, e.g. 'facility.utilization' = [0.2, 0.4]",
+    )
+    replicates: int = Field(1, ge=1, le=10000, description="replicates per case [-]")
+    percentiles: list[float] = Field(
+        default_factory=lambda: [10.0, 50.0, 90.0],
+        description="percentiles of the bands across replicates [%]",
+    )
+
+    @field_validator("percentiles")
+    @classmethod
+    def _pct(cls, value: list[float]) -> list[float]:
+        bad = [p for p in value if not 0.0 <= p <= 100.0]
+        if bad:
+            raise ValueError(f"percentiles must lie in [0, 100], got {bad}")
+        return value
+
+
+class OutputsSection(_Section):
+    """Which files ``aiload run`` writes besides ``summary.json`` (always written)."""
+
+    report: bool = Field(True, description="write report.html")
+    facility_parquet: bool = Field(True, description="write facility.parquet")
+    dpi: int = Field(90, ge=40, le=300, description="resolution of the report's figures [dpi]")
+
+
+class Scenario(_Section):
+    """A whole study: the facility, and optionally the site, grid, microgrid, sweep, outputs."""
+
+    name: str = Field(description="short name of the scenario")
+    description: str = Field("", description="one paragraph shown at the top of the report")
+    facility: FacilitySection = Field(description="the facility model run (aiload.facility)")
+    site: SiteSection = Field(default_factory=SiteSection, description="location and weather")
+    grid: GridSection | None = Field(None, description="grid studies; absent: none")
+    microgrid: MicrogridSection | None = Field(None, description="sizing; absent: none")
+    sweep: SweepSection = Field(default_factory=SweepSection, description="sweep values")
+    outputs: OutputsSection = Field(default_factory=OutputsSection, description="output files")
