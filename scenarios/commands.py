@@ -1,0 +1,88 @@
+"""``aiload run`` and ``aiload sweep``: the study commands of the ``aiload`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from scenarios.loader import ScenarioError, bundled_names, parse_set
+
+__all__ = ["register", "cmd_run", "cmd_sweep"]
+
+_SCENARIO_HELP = "a scenario .toml file or a bundled name ({})"
+
+
+def _sets(items: list[str] | None) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for item in items or []:
+        key, values = parse_set(item)
+        out[key] = values
+    return out
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """``aiload run SCENARIO [-o DIR] [--set F=V]``."""
+    from scenarios.runner import run_scenario
+
+    overrides = {}
+    for key, values in _sets(args.set).items():
+        if len(values) != 1:
+            raise ScenarioError(
+                f"--set {key}: `aiload run` takes one value, got {len(values)}; "
+                "use `aiload sweep` for several."
+            )
+        overrides[key] = values[0]
+    out = args.output or Path("aiload-out") / Path(str(args.scenario)).stem
+    result = run_scenario(args.scenario, out, overrides=overrides, progress=not args.quiet)
+    print(f"{result.out_dir}: " + ", ".join(result.files))
+    if result.skipped:
+        for reason in result.skipped.values():
+            print(reason, file=sys.stderr)
+    return 0
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    """``aiload sweep SCENARIO --set F=V1,V2 [--replicates N] [-o DIR] [--scheduler A]``."""
+    from scenarios.sweep import run_sweep
+
+    out = args.output or Path("aiload-out") / (Path(str(args.scenario)).stem + "-sweep")
+    result = run_sweep(args.scenario, out, sets=_sets(args.set), replicates=args.replicates,
+                       workers=args.workers, scheduler=args.scheduler, progress=not args.quiet)
+    print(f"{result.out_dir}: {len(result.cases)} cases x {result.replicates} replicates "
+          f"({result.computed} computed now); bands.parquet, comparison.csv")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``run`` and ``sweep`` to the ``aiload`` command."""
+    names = ", ".join(bundled_names())
+    run = subparsers.add_parser(
+        "run", help="run a scenario: facility, metrics, grid studies, sizing, report",
+        description="Run every section of a scenario and write facility.parquet, metrics.csv, "
+        "grid and sizing results, summary.json and a self-contained report.html.",
+    )
+    run.add_argument("scenario", help=_SCENARIO_HELP.format(names))
+    run.add_argument("-o", "--output", type=Path, help="output folder (default aiload-out/NAME)")
+    run.add_argument("--set", action="append", metavar="FIELD=VALUE",
+                     help="override a field, e.g. --set facility.end=2025-01-08T00:00:00Z")
+    run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    run.set_defaults(func=cmd_run)
+
+    sweep = subparsers.add_parser(
+        "sweep", help="Monte Carlo and parameter sweeps of the facility on Dask",
+        description="Run every combination of --set values x replicates on a Dask cluster; each "
+        "finished task is written at once, so an interrupted sweep resumes. Writes bands.parquet "
+        "(percentiles across replicates) and comparison.csv (metrics per case).",
+    )
+    sweep.add_argument("scenario", help=_SCENARIO_HELP.format(names))
+    sweep.add_argument("--set", action="append", metavar="FIELD=V1,V2,...",
+                       help="values of a facility field, e.g. facility.utilization=0.2,0.4,0.6,0.8")
+    sweep.add_argument("--replicates", type=int, help="replicates per case (default: the file's)")
+    sweep.add_argument("-o", "--output", type=Path, help="sweep folder (default aiload-out/NAME-sweep)")
+    sweep.add_argument("--scheduler", metavar="ADDRESS",
+                       help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+    sweep.add_argument("--workers", type=int, default=2,
+                       help="worker processes of the local Dask cluster; 0 = serial (default 2)")
+    sweep.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    sweep.set_defaults(func=cmd_sweep)

@@ -1,0 +1,204 @@
+"""``report.html``: one self-contained page (inline CSS, PNG figures as data URIs, no scripts).
+
+Sections: inputs; the facility's grid-facing metrics and figures; grid study tables and
+figures; sizing and dispatch; provenance (aiload version, seed, data credits from
+``docs/credits.md``). Nothing is fetched when the page is opened.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from matplotlib.figure import Figure
+
+from scenarios import figures
+
+__all__ = ["render", "figure_data_uri", "markdown_to_html", "CREDITS_PATH"]
+
+#: the data credits the integrator maintains; shown in every report's provenance
+CREDITS_PATH = Path(__file__).resolve().parents[1] / "docs" / "credits.md"
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1f2933;
+background:#f5f7fa;line-height:1.45}
+main{max-width:1100px;margin:0 auto;padding:24px 32px;background:#fff}
+h1{margin:0 0 4px;font-size:1.8em}h2{border-bottom:2px solid #3e7cb1;padding-bottom:4px;
+margin-top:2em}h3{margin-top:1.4em}
+table{border-collapse:collapse;margin:8px 0 16px;font-size:.9em}
+th,td{border:1px solid #d9e2ec;padding:4px 8px;text-align:left;vertical-align:top}
+th{background:#eef2f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
+figure{margin:12px 0 24px}figure img{max-width:100%;height:auto;border:1px solid #e4e7eb}
+figcaption{font-size:.85em;color:#52606d}.muted{color:#52606d;font-size:.9em}
+pre{background:#f0f4f8;padding:8px;overflow-x:auto;font-size:.85em}
+.skip{background:#fff3c4;padding:6px 10px;border-left:4px solid #f0b429}
+"""
+
+
+def figure_data_uri(fig: Figure, dpi: int = 90) -> str:
+    """A matplotlib Figure as a ``data:image/png;base64,...`` URI (the figure is closed)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _esc(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _inline(text: str) -> str:
+    text = _esc(text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    return re.sub(r"\[([^\]]+)\]\((https?://[^)\s]+)\)", r'<a href="\2">\1</a>', text)
+
+
+def markdown_to_html(text: str) -> str:
+    """The small Markdown subset of the docs pages: headings, tables, fences, paragraphs."""
+    out: list[str] = []
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("```"):
+            j = i + 1
+            while j < len(lines) and not lines[j].startswith("```"):
+                j += 1
+            out.append(f"<pre>{_esc(chr(10).join(lines[i + 1:j]))}</pre>")
+            i = j + 1
+        elif line.startswith("#"):
+            level = min(len(line) - len(line.lstrip("#")) + 2, 6)
+            out.append(f"<h{level}>{_inline(line.lstrip('#').strip())}</h{level}>")
+            i += 1
+        elif line.startswith("|"):
+            rows = []
+            while i < len(lines) and lines[i].startswith("|"):
+                cells = [c.strip() for c in lines[i].strip().strip("|").split("|")]
+                if not all(set(c) <= set("-: ") for c in cells):
+                    rows.append(cells)
+                i += 1
+            head, *body = rows
+            out.append("<table><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr>")
+            out += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body]
+            out.append("</table>")
+        elif line.strip():
+            para = []
+            while i < len(lines) and lines[i].strip() and not lines[i].startswith(("#", "|", "```")):
+                para.append(lines[i])
+                i += 1
+            out.append(f"<p>{_inline(' '.join(para))}</p>")
+        else:
+            i += 1
+    return "\n".join(out)
+
+
+def _table(frame: pd.DataFrame, max_rows: int = 60, index: bool = False) -> str:
+    frame = frame.head(max_rows)
+    cols = ([frame.index.name or ""] if index else []) + [str(c) for c in frame.columns]
+    rows = ["<table><tr>" + "".join(f"<th>{_esc(c)}</th>" for c in cols) + "</tr>"]
+    for label, row in zip(frame.index, frame.itertuples(index=False)):
+        cells = [label] if index else []
+        cells += list(row)
+        rows.append("<tr>" + "".join(_cell(v) for v in cells) + "</tr>")
+    return "\n".join(rows) + "</table>"
+
+
+def _cell(value: Any) -> str:
+    if isinstance(value, (float, np.floating)):
+        text = "n/a" if not np.isfinite(value) else f"{value:,.4g}"
+        return f'<td class="num">{text}</td>'
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        return f'<td class="num">{value:,}</td>'
+    return f"<td>{_esc(value)}</td>"
+
+
+def _kv(mapping: dict[str, Any]) -> str:
+    rows = [(k, json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in mapping.items()]
+    return _table(pd.DataFrame(rows, columns=["quantity", "value"]), max_rows=200)
+
+
+def _figs(items: list[tuple[str, Figure]], dpi: int) -> str:
+    return "\n".join(
+        f'<figure><img src="{figure_data_uri(fig, dpi)}" alt="{_esc(title)}">'
+        f"<figcaption>{_esc(title)}</figcaption></figure>"
+        for title, fig in items
+    )
+
+
+def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_results: dict | None,
+           sizing, pv) -> str:
+    """The whole report page as an HTML string.
+
+    Parameters
+    ----------
+    scenario : Scenario
+        The validated scenario.
+    summary : dict
+        What ``summary.json`` holds.
+    load : aiload.FacilityLoad
+        Facility result; ``load.power`` in kW.
+    metrics_table : pandas.DataFrame
+        ``aiload.metrics.summary`` of ``facility_kw``.
+    grid_results : dict or None
+        Grid study results by name (``load_mw`` [MW] included).
+    sizing : microgrid.Sizing or None
+        Sizing result (capacities, costs, dispatch [kW]).
+    pv : pandas.Series or None
+        PV availability [kW/kWp].
+    """
+    dpi = scenario.outputs.dpi
+    parts = [f"<h1>{_esc(scenario.name)}</h1><p>{_esc(scenario.description)}</p>"]
+    parts.append('<p class="muted">aiload ' + _esc(summary["aiload_version"]) + " &middot; seed "
+                 + _esc(summary["seed"]) + "</p>")
+    for section, reason in summary.get("skipped", {}).items():
+        parts.append(f'<p class="skip">{_esc(reason)}</p>')
+
+    parts.append("<h2>Inputs</h2>")
+    parts.append(f"<pre>{_esc(json.dumps(summary['inputs'], indent=2))}</pre>")
+
+    parts.append("<h2>Facility: grid-facing metrics</h2>")
+    parts.append(f"<p>Energy over the horizon: {summary['facility']['energy_kwh']:,.0f} kWh.</p>")
+    parts.append(_table(metrics_table, max_rows=200))
+    parts.append(_figs(figures.facility_figures(load), dpi))
+
+    if grid_results is not None:
+        parts.append("<h2>Grid studies</h2>")
+        for study, result in grid_results.items():
+            if study == "load_mw":
+                continue
+            parts.append(f"<h3>{_esc(study.replace('_', ' '))}</h3>")
+            scalars = summary.get("grid", {}).get(study, {})
+            if scalars:
+                parts.append(_kv(scalars))
+            for name, frame in figures.grid_tables(result).items():
+                parts.append(f"<p class='muted'>{_esc(name)}</p>" + _table(frame))
+        parts.append(_figs(figures.grid_figures(grid_results, scenario.grid), dpi))
+
+    if sizing is not None:
+        parts.append("<h2>Microgrid sizing and dispatch</h2>")
+        parts.append(_kv(summary.get("microgrid", {})))
+        parts.append(_figs(figures.sizing_figures(sizing, pv), dpi))
+
+    parts.append("<h2>Provenance</h2>")
+    parts.append(_kv({"aiload version": summary["aiload_version"], "seed": summary["seed"],
+                      "scenario file": summary.get("source") or "(in memory)",
+                      "facility meta": summary["facility"].get("meta", {})}))
+    if CREDITS_PATH.is_file():
+        parts.append(markdown_to_html(CREDITS_PATH.read_text(encoding="utf-8")))
+    else:
+        parts.append("<p>Data credits: see docs/credits.md in the aiload sources.</p>")
+
+    body = "\n".join(parts)
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>aiload report: {_esc(scenario.name)}</title>"
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        f"<style>{_CSS}</style></head><body><main>\n{body}\n</main></body></html>\n"
+    )

@@ -1,0 +1,260 @@
+"""Run a scenario: facility -> metrics -> grid studies -> sizing -> files and report.
+
+Everything is written into a temporary folder next to ``out_dir`` and renamed into place at
+the end, so a failed run leaves no half-written output folder behind.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import aiload
+from scenarios import report, studies
+from scenarios.loader import load_scenario, resolve_source
+from scenarios.schema import Scenario
+
+__all__ = ["RunResult", "run_scenario", "jsonable", "write_frame"]
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What ``aiload run`` produced.
+
+    Attributes
+    ----------
+    out_dir : pathlib.Path
+        The output folder.
+    scenario : Scenario
+        The validated scenario (overrides applied).
+    files : tuple of str
+        Names of the files written in ``out_dir``.
+    summary : dict
+        The content of ``summary.json``.
+    facility : aiload.FacilityLoad
+        The facility model's result.
+    grid : dict or None
+        Grid study results by study name (``None`` when no ``[grid]``).
+    sizing : object or None
+        The ``microgrid.Sizing`` (``None`` when no ``[microgrid]``).
+    skipped : dict
+        Sections that could not run here, with the reason.
+    """
+
+    out_dir: Path
+    scenario: Scenario
+    files: tuple[str, ...]
+    summary: dict
+    facility: Any
+    grid: dict | None = None
+    sizing: Any = None
+    skipped: dict = field(default_factory=dict)
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-safe copy of ``value``: NaN/inf -> None, numpy scalars -> Python, times -> ISO."""
+    if isinstance(value, Mapping):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (np.generic,)):
+        value = value.item()
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, (pd.Timestamp, pd.Timedelta)) or hasattr(value, "isoformat"):
+        return value.isoformat()
+    if isinstance(value, (str, int, bool)) or value is None:
+        return value
+    if isinstance(value, Path):
+        return str(value)
+    if dataclasses.is_dataclass(value):
+        return jsonable(scalars_of(value))
+    return str(value)
+
+
+def scalars_of(obj: Any) -> dict[str, Any]:
+    """The non-tabular fields of a result dataclass (tables are written as files)."""
+    if not dataclasses.is_dataclass(obj):
+        return {}
+    out = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, (pd.Series, pd.DataFrame)) or value is None:
+            continue
+        if isinstance(value, (int, float, str, bool, np.generic, Mapping, list, tuple)):
+            out[f.name] = value
+    return out
+
+
+def tables_of(obj: Any) -> dict[str, pd.DataFrame | pd.Series]:
+    """The Series/DataFrame fields of a result (dataclass or DataFrame itself)."""
+    if isinstance(obj, (pd.Series, pd.DataFrame)):
+        return {"": obj}
+    if not dataclasses.is_dataclass(obj):
+        return {}
+    return {
+        f.name: getattr(obj, f.name)
+        for f in dataclasses.fields(obj)
+        if isinstance(getattr(obj, f.name), (pd.Series, pd.DataFrame))
+    }
+
+
+def write_frame(data: pd.Series | pd.DataFrame, path: Path) -> None:
+    """Write a table as Parquet (columns made strings, as Parquet requires)."""
+    frame = data.to_frame() if isinstance(data, pd.Series) else data.copy()
+    frame.columns = [str(c) for c in frame.columns]
+    frame.to_parquet(path)
+
+
+def _stage(name: str, progress: bool) -> float:
+    if progress:
+        print(f"aiload run: {name} ...", file=sys.stderr, flush=True)
+    return time.perf_counter()
+
+
+def _facility_summary(load: Any) -> dict[str, Any]:
+    table = aiload.metrics.summary(load.power["facility_kw"])
+    return {"metrics": table.to_dict(orient="records"), "table": table}
+
+
+def run_scenario(
+    source: str | Path | Scenario,
+    out_dir: str | Path,
+    *,
+    overrides: Mapping[str, Any] | None = None,
+    progress: bool = True,
+) -> RunResult:
+    """Run every section of a scenario and write its outputs.
+
+    Parameters
+    ----------
+    source : str, pathlib.Path or Scenario
+        A scenario file, the name of a bundled scenario, or a validated :class:`Scenario`.
+    out_dir : str or pathlib.Path
+        Output folder; replaced as a whole when the run succeeds, untouched when it fails.
+    overrides : mapping, optional
+        Dotted field -> value, applied before validation (``--set``).
+    progress : bool
+        Print stage lines and progress bars on stderr.
+
+    Returns
+    -------
+    RunResult
+        The results, also written to ``out_dir``: ``facility.parquet``, ``metrics.csv``,
+        ``grid_*.parquet``/``.csv``, ``microgrid_*.parquet``, ``summary.json``, ``report.html``.
+    """
+    if isinstance(source, Scenario):
+        scenario, source_path = source, None
+    else:
+        source_path = resolve_source(source)
+        scenario = load_scenario(source_path, overrides=overrides)
+    out_dir = Path(out_dir)
+
+    # build every configuration object before computing anything
+    skipped: dict[str, str] = {}
+    grid_plan = mg_plan = None
+    if scenario.grid is not None:
+        try:
+            grid_plan = studies.prepare_grid(scenario.grid)
+        except studies.StageSkipped as exc:
+            skipped["grid"] = str(exc)
+    if scenario.microgrid is not None:
+        try:
+            mg_plan = studies.prepare_microgrid(scenario.microgrid, scenario.site)
+        except studies.StageSkipped as exc:
+            skipped["microgrid"] = str(exc)
+
+    timings: dict[str, float] = {}
+    t0 = _stage("facility", progress)
+    load = studies.run_facility(scenario.facility, progress=progress)
+    timings["facility_s"] = time.perf_counter() - t0
+    t0 = _stage("metrics", progress)
+    fsum = _facility_summary(load)
+    timings["metrics_s"] = time.perf_counter() - t0
+    grid_results = sizing = pv = None
+    if grid_plan is not None:
+        t0 = _stage("grid studies", progress)
+        grid_results = studies.run_grid(grid_plan, load.power["facility_kw"])
+        timings["grid_s"] = time.perf_counter() - t0
+    if mg_plan is not None:
+        t0 = _stage("microgrid sizing", progress)
+        sizing, pv = studies.run_microgrid(mg_plan, load.power["facility_kw"])
+        timings["microgrid_s"] = time.perf_counter() - t0
+
+    summary: dict[str, Any] = {
+        "scenario": scenario.name,
+        "source": str(source_path) if source_path else None,
+        "aiload_version": aiload.__version__,
+        "seed": scenario.facility.seed,
+        "inputs": scenario.model_dump(mode="json"),
+        "facility": {
+            "energy_kwh": aiload.timeseries.energy_kwh(load.power["facility_kw"]),
+            "metrics": fsum["metrics"],
+            "meta": getattr(load, "meta", {}),
+        },
+        "skipped": skipped,
+    }
+    if grid_results is not None:
+        summary["grid"] = {k: scalars_of(v) for k, v in grid_results.items() if k != "load_mw"}
+    if sizing is not None:
+        summary["microgrid"] = scalars_of(sizing)
+
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".partial", dir=out_dir.parent))
+    try:
+        t0 = _stage("writing outputs", progress)
+        if scenario.outputs.facility_parquet:
+            load.to_parquet(tmp / "facility.parquet")
+        fsum["table"].to_csv(tmp / "metrics.csv", index=False)
+        if grid_results is not None:
+            for study, result in grid_results.items():
+                for name, table in tables_of(result).items():
+                    stem = f"grid_{study}" + (f"_{name}" if name else "")
+                    write_frame(table, tmp / f"{stem}.parquet")
+        if sizing is not None:
+            for name, table in tables_of(sizing).items():
+                write_frame(table, tmp / f"microgrid_{name}.parquet")
+        summary["timings"] = timings
+        (tmp / "summary.json").write_text(
+            json.dumps(jsonable(summary), indent=2, allow_nan=False), encoding="utf-8"
+        )
+        if scenario.outputs.report:
+            html = report.render(scenario, summary, load, fsum["table"], grid_results, sizing, pv)
+            (tmp / "report.html").write_text(html, encoding="utf-8")
+        files = tuple(sorted(p.name for p in tmp.iterdir()))
+        _replace_dir(tmp, out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if progress:
+        print(f"aiload run: wrote {len(files)} files to {out_dir}", file=sys.stderr, flush=True)
+    return RunResult(out_dir, scenario, files, json.loads((out_dir / "summary.json").read_text()),
+                     load, grid_results, sizing, skipped)
+
+
+def _replace_dir(new: Path, target: Path) -> None:
+    """Move ``new`` to ``target``; an old ``target`` is removed only after the move succeeds."""
+    old = None
+    if target.exists():
+        old = target.with_name(f".{target.name}.old-{time.time_ns()}")
+        target.rename(old)
+    try:
+        new.rename(target)
+    except BaseException:
+        if old is not None:
+            old.rename(target)
+        raise
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)

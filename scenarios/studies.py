@@ -1,0 +1,233 @@
+"""The study stages of a scenario, each a thin call into the package that does the work.
+
+``prepare_*`` functions build every configuration object (network, limits, costs, weather)
+*before* anything is computed, so a bad scenario fails in seconds; ``run_*`` functions then do
+the computation. Units change only here, at the package boundary: the facility speaks kW, the
+grid MW (``load_mw = facility_kw / 1000``), the microgrid kW.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+import aiload
+from aiload.errors import InputError
+from scenarios.schema import FacilitySection, GridSection, MicrogridSection, Scenario, SiteSection
+
+__all__ = [
+    "StageSkipped",
+    "facility_kwargs",
+    "run_facility",
+    "interval_means_kw",
+    "GridPlan",
+    "prepare_grid",
+    "run_grid",
+    "MicrogridPlan",
+    "prepare_microgrid",
+    "run_microgrid",
+]
+
+
+class StageSkipped(Exception):
+    """A study section that cannot run here (its package is not installed); carries why."""
+
+
+def _import(name: str, section: str):
+    try:
+        return importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name != name:
+            raise
+        raise StageSkipped(
+            f"[{section}] skipped: the {name!r} package is not importable; install aiload with it "
+            f"(python -m pip install -e .) to run this study"
+        ) from None
+
+
+def facility_kwargs(section: FacilitySection, *, seed: int | None = None,
+                    replicates: int | None = None, progress: bool = True) -> dict[str, Any]:
+    """Keyword arguments of ``aiload.facility`` for a facility section.
+
+    Parameters
+    ----------
+    section : FacilitySection
+        The validated ``[facility]`` table.
+    seed, replicates : int, optional
+        Replace the section's values (a sweep runs one replicate per task).
+    progress : bool
+        Show the facility model's progress bar.
+    """
+    kwargs: dict[str, Any] = dict(section.overrides)
+    if section.utilization is not None:
+        kwargs["utilization"] = section.utilization
+    kwargs.update(
+        start=pd.Timestamp(section.start),
+        end=pd.Timestamp(section.end),
+        freq=section.freq,
+        seed=section.seed if seed is None else seed,
+        replicates=section.replicates if replicates is None else replicates,
+        progress=progress,
+    )
+    return kwargs
+
+
+def run_facility(section: FacilitySection, *, progress: bool = True, **replace: Any):
+    """Run ``aiload.facility(preset, ...)`` for the section; returns the ``FacilityLoad``."""
+    return aiload.facility(section.preset, **facility_kwargs(section, progress=progress, **replace))
+
+
+def interval_means_kw(power_kw: pd.Series, freq: str) -> pd.Series:
+    """Interval means of a facility series at a coarser ``freq`` [kW], energy conserved.
+
+    The identity when ``freq`` equals the series' own step; a finer ``freq`` is an error,
+    because interval means cannot be split without inventing detail.
+    """
+    step = pd.Timedelta(power_kw.index.freq)
+    target = pd.Timedelta(pd.tseries.frequencies.to_offset(freq))
+    if target == step:
+        return power_kw
+    if target < step or target % step:
+        raise InputError(
+            f"cannot average a {step} facility series to {freq}: the study step must be a whole "
+            f"multiple of the facility step. Set facility.freq to {freq} or finer."
+        )
+    return aiload.resample(power_kw, freq)
+
+
+# --------------------------------------------------------------------------------- grid
+
+
+@dataclass(frozen=True)
+class GridPlan:
+    """Everything the grid stage needs, built before any computation."""
+
+    section: GridSection
+    net: Any
+    limits: Any
+    module: Any = field(repr=False)
+
+
+def prepare_grid(section: GridSection) -> GridPlan:
+    """Load the network and build the limits; raise when the bus does not exist."""
+    grid = _import("grid", "grid")
+    net = grid.networks.load(section.network)
+    if section.bus not in net.bus.index:
+        raise InputError(
+            f"grid.bus = {section.bus}: network {section.network!r} has no such bus; its buses are "
+            f"{list(net.bus.index)[:30]}{' ...' if len(net.bus) > 30 else ''}."
+        )
+    limits = grid.Limits(
+        vm_min_pu=section.limits.vm_min_pu,
+        vm_max_pu=section.limits.vm_max_pu,
+        max_loading_percent=section.limits.max_loading_percent,
+    )
+    return GridPlan(section=section, net=net, limits=limits, module=grid)
+
+
+def run_grid(plan: GridPlan, facility_kw: pd.Series) -> dict[str, Any]:
+    """Run the requested grid studies for the facility series [kW] -> dict of results."""
+    grid, section = plan.module, plan.section
+    load_mw = (interval_means_kw(facility_kw, section.freq) / 1000.0).rename("facility_mw")
+    out: dict[str, Any] = {"load_mw": load_mw}
+    if "timeseries" in section.studies:
+        out["timeseries"] = grid.timeseries(
+            plan.net, load_mw, bus=section.bus, power_factor=section.power_factor, limits=plan.limits
+        )
+    if "hosting_capacity" in section.studies:
+        out["hosting_capacity"] = grid.hosting_capacity(
+            plan.net, bus=section.bus, limits=plan.limits, power_factor=section.power_factor
+        )
+    if "contingency" in section.studies:
+        out["contingency"] = grid.contingency(
+            plan.net, load_mw, bus=section.bus, hours=section.contingency_hours,
+            limits=plan.limits, power_factor=section.power_factor,
+        )
+    if "load_loss" in section.studies:
+        out["load_loss"] = grid.load_loss(
+            plan.net, bus=section.bus, p_mw=float(load_mw.max()), power_factor=section.power_factor
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- microgrid
+
+
+@dataclass(frozen=True)
+class MicrogridPlan:
+    """Everything the sizing stage needs, built before any computation."""
+
+    section: MicrogridSection
+    site: SiteSection
+    weather: Any
+    costs: Any
+    battery: Any
+    generator: Any
+    module: Any = field(repr=False)
+
+
+def _build(cls, kwargs: dict[str, Any] | None, where: str):
+    if kwargs is None:
+        return None
+    try:
+        return cls(**kwargs)
+    except TypeError as exc:
+        raise InputError(f"{where}: {exc}; see the {cls.__name__} reference for its keys") from None
+    except InputError as exc:
+        raise InputError(f"{where}: {exc}") from None
+
+
+def prepare_microgrid(section: MicrogridSection, site: SiteSection) -> MicrogridPlan:
+    """Build costs, battery, generator and read the weather year, before any computation."""
+    mg = _import("microgrid", "microgrid")
+    weather = None
+    if site.weather is not None and section.pv is not None:
+        weather = mg.read_weather(site.weather)
+    return MicrogridPlan(
+        section=section,
+        site=site,
+        weather=weather,
+        costs=_build(mg.Costs, section.costs, "microgrid.costs"),
+        battery=_build(mg.Battery, section.battery, "microgrid.battery"),
+        generator=_build(mg.Generator, section.generator, "microgrid.generator"),
+        module=mg,
+    )
+
+
+def run_microgrid(plan: MicrogridPlan, facility_kw: pd.Series):
+    """Size PV, battery and generator for the facility series [kW]; returns ``(Sizing, pv)``."""
+    mg, section = plan.module, plan.section
+    load_kw = interval_means_kw(facility_kw, section.freq).rename("load_kw")
+    pv = None
+    if section.pv is not None:
+        pv = mg.pv_availability(
+            plan.weather,
+            latitude=plan.site.latitude,
+            longitude=plan.site.longitude,
+            tilt=section.pv.tilt,
+            azimuth=section.pv.azimuth,
+            index=load_kw.index,
+        )
+    sizing = mg.size(
+        load_kw,
+        pv_availability=pv,
+        costs=plan.costs,
+        battery=plan.battery,
+        generator=plan.generator,
+        import_limit_kw=section.import_limit_kw,
+        **section.options,
+    )
+    return sizing, pv
+
+
+def describe(scenario: Scenario) -> list[str]:
+    """The stages a scenario asks for, in order (for progress lines)."""
+    stages = ["facility", "metrics"]
+    if scenario.grid is not None:
+        stages.append("grid")
+    if scenario.microgrid is not None:
+        stages.append("microgrid")
+    return stages

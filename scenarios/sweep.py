@@ -1,0 +1,253 @@
+"""Parameter sweeps and Monte Carlo replicates of the facility model on Dask.
+
+A sweep is the cartesian product of parameter values (``--set facility.utilization=0.2,0.4``)
+times ``replicates``. Each (case, replicate) is one task that runs ``aiload.facility`` and
+writes its own files atomically as soon as it finishes, so a killed sweep resumes where it
+stopped: finished tasks are found on disk and not recomputed. Replicate ``k`` of a case uses
+``seed = facility.seed + k``. Results combine into percentile bands across replicates
+(``bands.parquet``) and a comparison table of grid-facing metrics (``comparison.csv``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import sys
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import aiload
+from aiload.errors import InputError
+from scenarios import studies
+from scenarios.loader import load_scenario, resolve_source
+from scenarios.runner import jsonable
+from scenarios.schema import FacilitySection
+
+__all__ = ["Case", "SweepResult", "plan_cases", "run_sweep", "combine"]
+
+_PLAN = "sweep.json"
+
+
+@dataclass(frozen=True)
+class Case:
+    """One point of the parameter grid: an id and the dotted overrides that define it."""
+
+    case_id: str
+    overrides: dict[str, Any]
+    facility: FacilitySection
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """A finished sweep.
+
+    Attributes
+    ----------
+    out_dir : pathlib.Path
+        Folder holding ``sweep.json``, ``cases/``, ``bands.parquet``, ``comparison.csv``.
+    cases : list of Case
+    replicates : int
+    computed : int
+        Tasks computed by this call (the rest were found finished on disk).
+    bands : pandas.DataFrame
+        Percentiles of ``facility_kw`` across replicates [kW]; columns ``(case_id, "p10")``...
+    comparison : pandas.DataFrame
+        Per case and metric: percentiles across replicates of ``aiload.metrics.summary``.
+    """
+
+    out_dir: Path
+    cases: list[Case]
+    replicates: int
+    computed: int
+    bands: pd.DataFrame
+    comparison: pd.DataFrame
+
+
+def plan_cases(source: str | Path, sets: Mapping[str, Sequence[Any]] | None = None,
+               overrides: Mapping[str, Any] | None = None) -> tuple[Any, list[Case]]:
+    """Validate the scenario and every case of the grid before anything runs.
+
+    ``sets`` replace the scenario's ``[sweep] values`` key by key. Returns the base scenario
+    and the cases, each validated as a whole scenario (so a bad value fails here).
+    """
+    base = load_scenario(source, overrides=overrides)
+    axes = {**base.sweep.values, **dict(sets or {})}
+    for key in axes:
+        if not key.startswith("facility."):
+            raise InputError(
+                f"sweep over {key!r}: only facility fields can be swept (e.g. facility.utilization, "
+                "facility.seed); run grid and sizing studies per case with `aiload run --set`."
+            )
+    keys = sorted(axes)
+    cases = []
+    for i, values in enumerate(itertools.product(*(axes[k] for k in keys))):
+        case_over = dict(zip(keys, values))
+        scenario = load_scenario(source, overrides={**dict(overrides or {}), **case_over})
+        cases.append(Case(f"case-{i:03d}", case_over, scenario.facility))
+    return base, cases
+
+
+def _atomic_write(path: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _task_path(out_dir: Path, case: Case, replicate: int) -> Path:
+    return out_dir / "cases" / case.case_id / f"rep-{replicate:04d}.parquet"
+
+
+def run_task(section: FacilitySection, replicate: int, path: str) -> str:
+    """Run one replicate of one case and write ``rep-NNNN.parquet`` (+ ``.metrics.csv``).
+
+    The Parquet file is written last, so its presence marks the task finished.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    load = studies.run_facility(section, progress=False, seed=section.seed + replicate,
+                                replicates=1)
+    power = load.power[["facility_kw"]]
+    table = aiload.metrics.summary(power["facility_kw"])
+    metrics_path = target.with_name(target.stem + ".metrics.csv")
+    _atomic_write(metrics_path, lambda tmp: table.to_csv(tmp, index=False))
+    _atomic_write(target, lambda tmp: power.to_parquet(tmp))
+    return str(target)
+
+
+def _check_plan(out_dir: Path, plan: dict) -> None:
+    path = out_dir / _PLAN
+    if path.is_file():
+        old = json.loads(path.read_text(encoding="utf-8"))
+        if old != plan:
+            raise InputError(
+                f"{out_dir} holds a different sweep (its {_PLAN} does not match this scenario, "
+                "these --set values or replicates); choose another -o folder or delete this one."
+            )
+        return
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(plan, indent=2)))
+
+
+def _execute(tasks: list[tuple[FacilitySection, int, str]], *, workers: int,
+             scheduler: str | None, progress: bool) -> None:
+    from tqdm import tqdm
+
+    bar = tqdm(total=len(tasks), desc="aiload sweep", unit="task", disable=not progress,
+               file=sys.stderr)
+    if scheduler is None and workers <= 0:
+        for task in tasks:
+            run_task(*task)
+            bar.update()
+        bar.close()
+        return
+    from distributed import Client, LocalCluster, as_completed
+
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=None)
+        client = Client(cluster)
+    else:
+        client = Client(scheduler)
+    try:
+        futures = [client.submit(run_task, *task, pure=False) for task in tasks]
+        for future in as_completed(futures):
+            future.result()
+            bar.update()
+    finally:
+        bar.close()
+        client.close()
+        if cluster is not None:
+            cluster.close()
+
+
+def combine(out_dir: str | Path, cases: Sequence[Case], replicates: int,
+            percentiles: Sequence[float] = (10.0, 50.0, 90.0)) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Percentile bands [kW] and the metric comparison table from the finished task files."""
+    out_dir = Path(out_dir)
+    bands, rows = {}, []
+    for case in cases:
+        paths = [_task_path(out_dir, case, k) for k in range(replicates)]
+        stacked = pd.concat([pd.read_parquet(p)["facility_kw"] for p in paths], axis=1)
+        values = np.percentile(stacked.to_numpy(), percentiles, axis=1)
+        for p, row in zip(percentiles, values):
+            bands[(case.case_id, f"p{p:g}")] = row
+        tables = [pd.read_csv(p.with_name(p.stem + ".metrics.csv")) for p in paths]
+        keys = [c for c in ("group", "metric", "window", "unit") if c in tables[0]]
+        merged = pd.concat(tables, keys=range(replicates), names=["replicate", "row"])
+        grouped = merged.groupby(keys, dropna=False, sort=False)["value"]
+        for p in percentiles:
+            col = grouped.quantile(p / 100.0).rename(f"p{p:g}")
+            rows.append(col.to_frame().assign(case_id=case.case_id, **{
+                k: json.dumps(jsonable(v)) for k, v in case.overrides.items()}))
+    index = pd.read_parquet(_task_path(out_dir, cases[0], 0)).index
+    band_frame = pd.DataFrame(bands, index=index)
+    band_frame.columns = pd.MultiIndex.from_tuples(band_frame.columns, names=["case_id", "band"])
+    comparison = pd.concat(rows).reset_index()
+    comparison = comparison.groupby(["case_id", *keys], dropna=False, sort=False).first()
+    return band_frame, comparison.reset_index()
+
+
+def run_sweep(source: str | Path, out_dir: str | Path, *,
+              sets: Mapping[str, Sequence[Any]] | None = None,
+              overrides: Mapping[str, Any] | None = None, replicates: int | None = None,
+              workers: int = 2, scheduler: str | None = None,
+              progress: bool = True) -> SweepResult:
+    """Run (or resume) a sweep and combine its results.
+
+    Parameters
+    ----------
+    source : str or pathlib.Path
+        Scenario file or bundled name.
+    out_dir : str or pathlib.Path
+        Sweep folder; tasks found finished there are not recomputed.
+    sets : mapping, optional
+        Dotted facility field -> values, replacing the scenario's ``[sweep] values``.
+    overrides : mapping, optional
+        Dotted field -> one value applied to every case (e.g. a shorter ``facility.end``).
+    replicates : int, optional
+        Replicates per case; default the scenario's ``[sweep] replicates``.
+    workers : int
+        Dask worker processes of the local cluster; ``0`` runs serially in this process.
+    scheduler : str, optional
+        Address of an existing Dask scheduler (``tcp://host:8786``) instead of a local cluster.
+    progress : bool
+        Show a progress bar on stderr.
+    """
+    out_dir = Path(out_dir)
+    base, cases = plan_cases(source, sets, overrides)
+    replicates = base.sweep.replicates if replicates is None else int(replicates)
+    if replicates < 1:
+        raise InputError(f"replicates must be >= 1, got {replicates}")
+    plan = jsonable({
+        "scenario": base.name, "source": str(resolve_source(source)), "replicates": replicates,
+        "cases": [{"case_id": c.case_id, "overrides": c.overrides,
+                   "facility": c.facility.model_dump(mode="json")} for c in cases],
+        "aiload_version": aiload.__version__,
+    })
+    _check_plan(out_dir, plan)
+    tasks = [(c.facility, k, str(_task_path(out_dir, c, k))) for c in cases
+             for k in range(replicates) if not _task_path(out_dir, c, k).is_file()]
+    if progress and len(tasks) < len(cases) * replicates:
+        print(f"aiload sweep: resuming, {len(cases) * replicates - len(tasks)} tasks already done",
+              file=sys.stderr)
+    if tasks:
+        _execute(tasks, workers=workers, scheduler=scheduler, progress=progress)
+    bands, comparison = combine(out_dir, cases, replicates, base.sweep.percentiles)
+    flat = bands.copy()
+    flat.columns = [f"{c}_{b}_kw" for c, b in flat.columns]
+    _atomic_write(out_dir / "bands.parquet", lambda tmp: flat.to_parquet(tmp))
+    _atomic_write(out_dir / "comparison.csv", lambda tmp: comparison.to_csv(tmp, index=False))
+    return SweepResult(out_dir, cases, replicates, len(tasks), bands, comparison)
