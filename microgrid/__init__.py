@@ -1,1 +1,35 @@
-"""microgrid package."""
+"""microgrid: least-cost on-site PV, batteries and generators for an AI campus.
+
+A Pyomo model (``docs/formulation.md``) solved by HiGHS sizes PV [kWp], battery energy
+[kWh] and power [kW], generators [kW] and optionally the grid import limit [kW] for any
+facility load series [kW], and returns the hour-by-hour dispatch.
+
+Examples
+--------
+>>> import microgrid
+>>> a = microgrid.pv_availability()          # kW per kWp, bundled TMY year, offline
+"""
+
+from __future__ import annotations
+
+from microgrid.aggregate import Aggregation, coarsen
+from microgrid.inputs import Battery, Carbon, Costs, Generator, capital_recovery_factor
+from microgrid.pv import default_weather, pv_availability
+from microgrid.sizing import Sizing, SolverStoppedError, size
+from microgrid.solve import SizingInfeasibleError
+
+__all__ = [
+    "pv_availability",
+    "default_weather",
+    "size",
+    "Sizing",
+    "Costs",
+    "Battery",
+    "Generator",
+    "Carbon",
+    "capital_recovery_factor",
+    "coarsen",
+    "Aggregation",
+    "SizingInfeasibleError",
+    "SolverStoppedError",
+]

@@ -1,0 +1,235 @@
+"""Configuration of a sizing study: costs, battery, generator and carbon accounting.
+
+Every class is a frozen dataclass validated in ``__post_init__``: a bad value raises
+:class:`aiload.errors.InputError` (a ``ValueError``) before any model is built. Money is in US
+dollars (``usd``), energy in kWh, power in kW, mass of CO2 in kg or metric tonnes (``t``).
+Equation numbers refer to ``docs/formulation.md``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import pandas as pd
+
+from aiload.errors import InputError
+
+__all__ = ["Costs", "Battery", "Generator", "Carbon", "capital_recovery_factor"]
+
+
+def capital_recovery_factor(rate: float, years: float) -> float:
+    """Capital recovery factor: the annuity per unit of overnight cost [1/year].
+
+    ``rate * (1 + rate)**years / ((1 + rate)**years - 1)``; ``1 / years`` when ``rate`` is 0.
+
+    Parameters
+    ----------
+    rate : float
+        Real discount rate [1/year], e.g. ``0.07``.
+    years : float
+        Economic life [year], > 0.
+
+    Examples
+    --------
+    >>> round(capital_recovery_factor(0.07, 20), 5)
+    0.09439
+    """
+    if not years > 0:
+        raise InputError(f"capital_recovery_factor: years must be > 0, got {years!r}.")
+    if rate < 0:
+        raise InputError(f"capital_recovery_factor: rate must be >= 0, got {rate!r}.")
+    if rate == 0:
+        return 1.0 / years
+    growth = (1.0 + rate) ** years
+    return rate * growth / (growth - 1.0)
+
+
+def _check_non_negative(obj: object, names: tuple[str, ...], how_to_fix: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, pd.Series):
+            bad = value.to_numpy(dtype=float)
+            if (bad < 0).any() or pd.isna(value).any():
+                raise InputError(
+                    f"{type(obj).__name__}.{name}: expected non-negative numbers without NaN, "
+                    f"got a series with minimum {value.min()!r}. {how_to_fix}"
+                )
+            continue
+        if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+            raise InputError(
+                f"{type(obj).__name__}.{name}: expected a non-negative number, got {value!r}. "
+                f"{how_to_fix}"
+            )
+
+
+@dataclass(frozen=True)
+class Costs:
+    """Annualised capital and operating prices [USD].
+
+    Capital prices are per unit of size and per year (overnight cost times
+    :func:`capital_recovery_factor` plus fixed O&M); operating prices are per kWh. Prices may
+    be a number or a Series on the load's index (time-of-use tariffs).
+
+    Parameters
+    ----------
+    pv_usd_per_kwp_year : float
+        PV capital recovery + fixed O&M [USD/kWp/year].
+    battery_usd_per_kwh_year : float
+        Battery energy capacity [USD/kWh/year].
+    battery_usd_per_kw_year : float
+        Battery power capacity (inverter) [USD/kW/year].
+    generator_usd_per_kw_year : float
+        Generator capacity [USD/kW/year].
+    import_usd_per_kwh : float or pandas.Series
+        Energy price of grid import [USD/kWh].
+    export_usd_per_kwh : float or pandas.Series
+        Price paid for export [USD/kWh]; default 0.
+    fuel_usd_per_kwh : float
+        Fuel and variable O&M per kWh generated [USD/kWh].
+    demand_charge_usd_per_kw_month : float
+        Charge on the peak import of each calendar month [USD/kW/month].
+    import_capacity_usd_per_kw_year : float
+        Price of the import limit when it is a decision (``import_limit_kw=None``) [USD/kW/year].
+    """
+
+    pv_usd_per_kwp_year: float
+    battery_usd_per_kwh_year: float
+    battery_usd_per_kw_year: float
+    generator_usd_per_kw_year: float
+    import_usd_per_kwh: float | pd.Series
+    export_usd_per_kwh: float | pd.Series = 0.0
+    fuel_usd_per_kwh: float = 0.0
+    demand_charge_usd_per_kw_month: float = 0.0
+    import_capacity_usd_per_kw_year: float = 0.0
+
+    def __post_init__(self) -> None:
+        _check_non_negative(
+            self,
+            tuple(f.name for f in fields(self)),
+            "Costs and prices are non-negative; model revenue with export_usd_per_kwh.",
+        )
+
+
+@dataclass(frozen=True)
+class Battery:
+    """Battery technology limits (its size is a decision).
+
+    Parameters
+    ----------
+    charge_efficiency : float
+        eta_c, share of charging power stored, in (0, 1] [-].
+    discharge_efficiency : float
+        eta_d, share of stored energy delivered, in (0, 1] [-].
+    min_soc_fraction : float
+        sigma_min, lowest state of charge as a share of the energy capacity, in [0, 1) [-].
+    max_energy_kwh : float
+        Upper bound on the energy capacity E_b [kWh]; 0 forbids storage.
+    max_power_kw : float
+        Upper bound on the power capacity P_b [kW].
+    """
+
+    charge_efficiency: float = 0.95
+    discharge_efficiency: float = 0.95
+    min_soc_fraction: float = 0.0
+    max_energy_kwh: float = math.inf
+    max_power_kw: float = math.inf
+
+    def __post_init__(self) -> None:
+        for name in ("charge_efficiency", "discharge_efficiency"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and 0 < value <= 1):
+                raise InputError(
+                    f"Battery.{name}: expected a fraction in (0, 1], got {value!r}. Give "
+                    "efficiencies as fractions (0.95), not percent, and never above 1."
+                )
+        if not (0 <= self.min_soc_fraction < 1):
+            raise InputError(
+                f"Battery.min_soc_fraction: expected a fraction in [0, 1), got "
+                f"{self.min_soc_fraction!r}."
+            )
+        _check_non_negative(
+            self, ("max_energy_kwh", "max_power_kw"), "Use 0 to forbid storage, inf for no cap."
+        )
+
+    @property
+    def round_trip_efficiency(self) -> float:
+        """eta_c * eta_d [-]."""
+        return self.charge_efficiency * self.discharge_efficiency
+
+
+@dataclass(frozen=True)
+class Generator:
+    """On-site dispatchable generation (its size is a decision).
+
+    With ``unit_size_kw`` and ``min_load_fraction > 0`` the generator is a fleet of identical
+    units with on/off commitment: the mixed-integer variant (eq. 17).
+
+    Parameters
+    ----------
+    max_power_kw : float
+        Upper bound on the generator size P_g [kW]; 0 forbids generation.
+    emission_kg_per_kwh : float
+        CO2 emitted per kWh generated [kg/kWh].
+    min_load_fraction : float
+        Lowest output of a running unit as a share of its size, in [0, 1) [-].
+    unit_size_kw : float or None
+        Size of one unit [kW]; needed when ``min_load_fraction > 0``.
+    """
+
+    max_power_kw: float = math.inf
+    emission_kg_per_kwh: float = 0.0
+    min_load_fraction: float = 0.0
+    unit_size_kw: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_non_negative(
+            self,
+            ("max_power_kw", "emission_kg_per_kwh"),
+            "Use max_power_kw=0 to forbid generation.",
+        )
+        if not (0 <= self.min_load_fraction < 1):
+            raise InputError(
+                f"Generator.min_load_fraction: expected a fraction in [0, 1), got "
+                f"{self.min_load_fraction!r}."
+            )
+        if self.min_load_fraction > 0 and self.unit_size_kw is None:
+            raise InputError(
+                "Generator: min_load_fraction > 0 needs unit_size_kw [kW] (the size of one "
+                "committed unit), e.g. Generator(min_load_fraction=0.3, unit_size_kw=2000)."
+            )
+        if self.unit_size_kw is not None and not self.unit_size_kw > 0:
+            raise InputError(
+                f"Generator.unit_size_kw: expected a size > 0 [kW], got {self.unit_size_kw!r}."
+            )
+
+    @property
+    def unit_commitment(self) -> bool:
+        """True when the mixed-integer unit-commitment block is used."""
+        return self.min_load_fraction > 0
+
+
+@dataclass(frozen=True)
+class Carbon:
+    """Carbon accounting: grid intensity, a price and/or an annual cap.
+
+    Parameters
+    ----------
+    grid_kg_per_kwh : float or pandas.Series
+        Carbon intensity of grid import [kg/kWh], a number or a Series on the load's index.
+    price_usd_per_t : float
+        Carbon price [USD/t CO2].
+    cap_t_per_year : float or None
+        Upper bound on annualised emissions [t CO2/year]; None for no cap.
+    """
+
+    grid_kg_per_kwh: float | pd.Series
+    price_usd_per_t: float = 0.0
+    cap_t_per_year: float | None = None
+
+    def __post_init__(self) -> None:
+        _check_non_negative(
+            self, ("grid_kg_per_kwh", "price_usd_per_t"), "Carbon figures are non-negative."
+        )
+        if self.cap_t_per_year is not None:
+            _check_non_negative(self, ("cap_t_per_year",), "Use None for no cap.")

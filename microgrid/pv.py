@@ -1,0 +1,219 @@
+"""PV availability [kW AC per kWp DC] from a weather year, with a PVWatts-style pvlib chain.
+
+The chain: solar position at the middle of each weather interval -> plane-of-array
+irradiance (Hay-Davies transposition) -> SAPM cell temperature -> PVWatts DC power with a
+temperature coefficient -> PVWatts system losses -> PVWatts inverter with a DC/AC ratio.
+The default weather year is pvlib's bundled TMY3 file ``723170TYA.CSV`` (Greensboro, NC), so
+the function runs offline.
+
+TMY3 timestamps are hour-ENDING in a fixed UTC offset; aiload series are labelled by the START
+of each interval. The chain therefore works on interval starts, and :func:`pv_availability`
+maps the result onto any load index by exact interval-mean integration, so the PV energy
+of the year is conserved at any step.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pvlib
+
+from aiload.errors import InputError
+from aiload.timeseries import require_tz_aware, step_seconds
+
+__all__ = ["pv_availability", "default_weather"]
+
+_REQUIRED = ("ghi", "dni", "dhi", "temp_air", "wind_speed")
+_HOURS_PER_YEAR = 8760
+
+
+def default_weather() -> tuple[pd.DataFrame, dict]:
+    """pvlib's bundled TMY3 year for Greensboro, NC, relabelled to interval starts.
+
+    Returns
+    -------
+    weather : pandas.DataFrame
+        ``ghi, dni, dhi`` [W/m2], ``temp_air`` [degC], ``wind_speed`` [m/s], hourly,
+        labelled by interval start in the file's fixed UTC offset (year 2023).
+    meta : dict
+        The file's header: ``latitude``, ``longitude`` [deg], ``altitude`` [m], ``TZ`` [h].
+    """
+    path = os.path.join(os.path.dirname(pvlib.__file__), "data", "723170TYA.CSV")
+    data, meta = pvlib.iotools.read_tmy3(path, coerce_year=2023, map_variables=True)
+    # hour-ending labels -> interval starts; coerce_year put the last hour on 2024-01-01 00:00
+    data.index = data.index - pd.Timedelta(hours=1)
+    data = data.sort_index()
+    data.index.freq = pd.infer_freq(data.index)
+    return data[list(_REQUIRED)], meta
+
+
+def _chain_kw_per_kwp(
+    weather: pd.DataFrame,
+    *,
+    latitude: float,
+    longitude: float,
+    altitude: float,
+    tilt: float,
+    azimuth: float,
+    gamma_pdc: float,
+    dc_ac_ratio: float,
+    system_losses_percent: float,
+    inverter_efficiency: float,
+) -> pd.Series:
+    step = pd.Timedelta(seconds=step_seconds(weather.index, "weather"))
+    # sun position at the middle of each interval: its irradiance is an interval mean
+    mid = weather.index + step / 2
+    sun = pvlib.solarposition.get_solarposition(mid, latitude, longitude, altitude=altitude)
+    dni_extra = pvlib.irradiance.get_extra_radiation(mid)
+    poa = pvlib.irradiance.get_total_irradiance(
+        tilt,
+        azimuth,
+        sun["apparent_zenith"].to_numpy(),
+        sun["azimuth"].to_numpy(),
+        weather["dni"].to_numpy(),
+        weather["ghi"].to_numpy(),
+        weather["dhi"].to_numpy(),
+        dni_extra=dni_extra.to_numpy(),
+        model="haydavies",
+    )
+    poa_global = np.nan_to_num(np.asarray(poa["poa_global"], dtype=float)).clip(min=0.0)
+    params = pvlib.temperature.TEMPERATURE_MODEL_PARAMETERS["sapm"]["open_rack_glass_glass"]
+    temp_cell = pvlib.temperature.sapm_cell(
+        poa_global, weather["temp_air"].to_numpy(), weather["wind_speed"].to_numpy(), **params
+    )
+    dc_kw = pvlib.pvsystem.pvwatts_dc(poa_global, temp_cell, pdc0=1.0, gamma_pdc=gamma_pdc)
+    dc_kw = dc_kw * (1.0 - system_losses_percent / 100.0)
+    ac_rating_kw = 1.0 / dc_ac_ratio
+    ac_kw = pvlib.inverter.pvwatts(
+        dc_kw, pdc0=ac_rating_kw / inverter_efficiency, eta_inv_nom=inverter_efficiency
+    )
+    ac_kw = np.clip(np.nan_to_num(np.asarray(ac_kw, dtype=float)), 0.0, ac_rating_kw)
+    return pd.Series(ac_kw, index=weather.index, name="pv_kw_per_kwp")
+
+
+def _map_to_index(avail: pd.Series, index: pd.DatetimeIndex) -> pd.Series:
+    """Interval means of ``avail`` over the intervals of ``index`` by time of year."""
+    require_tz_aware(index, "index")
+    step_s = step_seconds(index, "index")
+    src_step_h = step_seconds(avail.index, "pv availability") / 3600.0
+    n_src = len(avail)
+    if abs(n_src * src_step_h - _HOURS_PER_YEAR) > 1e-9:
+        raise InputError(
+            f"pv_availability: the weather covers {n_src * src_step_h:g} h, expected one "
+            f"{_HOURS_PER_YEAR} h year to map onto another index; pass a full weather year."
+        )
+    # cumulative energy [kWh/kWp] at the edges of the weather intervals
+    cum = np.concatenate([[0.0], np.cumsum(avail.to_numpy(dtype=float) * src_step_h)])
+    edges_h = np.arange(n_src + 1) * src_step_h
+    year_kwh = cum[-1]
+    tz = avail.index.tz
+    local = index.tz_convert(tz)
+    year_start = pd.DatetimeIndex(
+        [pd.Timestamp(year=y, month=1, day=1, tz=tz) for y in local.year]
+    )
+    origin_h = (avail.index[0] - pd.Timestamp(year=avail.index[0].year, month=1, day=1, tz=tz))
+    pos_h = (local - year_start).total_seconds().to_numpy() / 3600.0 - origin_h.total_seconds() / 3600.0
+
+    def cumulative(p: np.ndarray) -> np.ndarray:
+        # a leap day or a horizon past one year wraps onto the same weather year
+        wraps, rest = np.divmod(p, _HOURS_PER_YEAR)
+        return wraps * year_kwh + np.interp(rest, edges_h, cum)
+
+    dt_h = step_s / 3600.0
+    mean_kw = (cumulative(pos_h + dt_h) - cumulative(pos_h)) / dt_h
+    return pd.Series(mean_kw, index=index, name="pv_kw_per_kwp")
+
+
+def pv_availability(
+    weather: pd.DataFrame | None = None,
+    *,
+    latitude: float | None = None,
+    longitude: float | None = None,
+    altitude: float = 0.0,
+    tilt: float = 25.0,
+    azimuth: float = 180.0,
+    gamma_pdc: float = -0.004,
+    dc_ac_ratio: float = 1.2,
+    system_losses_percent: float = 14.08,
+    inverter_efficiency: float = 0.96,
+    index: pd.DatetimeIndex | None = None,
+) -> pd.Series:
+    """AC output of 1 kWp (DC) of fixed-tilt PV, interval means [kW/kWp].
+
+    Parameters
+    ----------
+    weather : pandas.DataFrame, optional
+        ``ghi, dni, dhi`` [W/m2], ``temp_air`` [degC], ``wind_speed`` [m/s] on a tz-aware,
+        fixed-step index labelled by interval START (shift TMY hour-ending labels back one
+        step first). None: pvlib's bundled Greensboro TMY3 (:func:`default_weather`).
+    latitude, longitude : float, optional
+        Site [deg]; required with ``weather``, taken from the TMY header otherwise.
+    altitude : float
+        Site altitude [m].
+    tilt, azimuth : float
+        Module tilt from horizontal and azimuth clockwise from north [deg].
+    gamma_pdc : float
+        Temperature coefficient of DC power [1/degC].
+    dc_ac_ratio : float
+        DC nameplate over inverter AC rating [-]; output is clipped at 1/dc_ac_ratio.
+    system_losses_percent : float
+        PVWatts default system losses (soiling, wiring, mismatch...) [%].
+    inverter_efficiency : float
+        Nominal inverter efficiency [-].
+    index : pandas.DatetimeIndex, optional
+        The load's index: the result is returned on it as interval means, the weather year
+        mapped by time of year in the weather's time zone.
+
+    Returns
+    -------
+    pandas.Series
+        Availability a_t [kW/kWp], tz-aware, named ``pv_kw_per_kwp``.
+
+    Examples
+    --------
+    >>> a = pv_availability()
+    >>> 1200 < a.sum() < 1500   # kWh per kWp per year in Greensboro, NC
+    True
+    """
+    if weather is None:
+        weather, meta = default_weather()
+        latitude = meta["latitude"] if latitude is None else latitude
+        longitude = meta["longitude"] if longitude is None else longitude
+        altitude = meta["altitude"] if altitude == 0.0 else altitude
+    else:
+        if not isinstance(weather, pd.DataFrame):
+            raise InputError(
+                f"pv_availability: weather must be a DataFrame, got {type(weather).__name__}."
+            )
+        missing = [c for c in _REQUIRED if c not in weather.columns]
+        if missing:
+            raise InputError(
+                f"pv_availability: weather lacks column(s) {missing}; expected {list(_REQUIRED)} "
+                "(pvlib.iotools.read_tmy3(..., map_variables=True) gives these names)."
+            )
+        require_tz_aware(weather.index, "weather")
+        if latitude is None or longitude is None:
+            raise InputError(
+                "pv_availability: give latitude and longitude [deg] with your own weather."
+            )
+    if not (0 <= tilt <= 90):
+        raise InputError(f"pv_availability: tilt must be in [0, 90] deg, got {tilt!r}.")
+    if not dc_ac_ratio > 0:
+        raise InputError(f"pv_availability: dc_ac_ratio must be > 0, got {dc_ac_ratio!r}.")
+    avail = _chain_kw_per_kwp(
+        weather,
+        latitude=latitude,
+        longitude=longitude,
+        altitude=altitude,
+        tilt=tilt,
+        azimuth=azimuth,
+        gamma_pdc=gamma_pdc,
+        dc_ac_ratio=dc_ac_ratio,
+        system_losses_percent=system_losses_percent,
+        inverter_efficiency=inverter_efficiency,
+    )
+    if index is None:
+        return avail
+    return _map_to_index(avail, index)

@@ -1,0 +1,416 @@
+"""``size``: least-cost PV, battery, generator (and import limit) for a load series.
+
+Validates every input before a model is built, builds the model of ``docs/formulation.md``
+(:mod:`microgrid.model`), solves it with HiGHS (:mod:`microgrid.solve`) and returns a frozen
+:class:`Sizing`. An infeasible problem is explained: the binding inputs are named and the
+steps where the load cannot be met are found by re-solving with priced unserved energy.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyomo.environ as pyo
+
+from aiload.errors import AiloadError, InputError
+from aiload.timeseries import validate_power_series
+from microgrid.inputs import Battery, Carbon, Costs, Generator
+from microgrid.model import ModelInputs, build_model, values
+from microgrid.solve import SizingInfeasibleError, solve_model
+
+__all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
+
+_DIAGNOSTIC_USD_PER_KWH = 1000.0
+
+
+class SolverStoppedError(AiloadError):
+    """HiGHS stopped (time limit, numerical trouble) without a usable solution."""
+
+
+@dataclass(frozen=True)
+class Sizing:
+    """Result of :func:`size`.
+
+    Attributes
+    ----------
+    pv_kwp, battery_kwh, battery_kw, generator_kw, import_limit_kw : float
+        Optimal sizes [kWp, kWh, kW, kW, kW] (the import limit as given, or as chosen).
+    annual_cost_usd : Mapping[str, float]
+        Annual cost by term [USD/year]; export revenue is negative.
+    total_annual_cost_usd : float
+        Sum of the terms, the objective [USD/year].
+    served_energy_mwh_per_year : float
+        Annualised load energy [MWh/year].
+    lcoe_usd_per_mwh : float
+        Total annual cost per MWh served [USD/MWh].
+    emissions_t_per_year : float
+        Annualised CO2 of grid import and generation [t/year].
+    dispatch : pandas.DataFrame
+        On the load's index, interval means [kW]: ``load_kw, pv_kw, pv_curtailed_kw,
+        battery_charge_kw, battery_discharge_kw, generator_kw, grid_import_kw,
+        grid_export_kw``; ``battery_soc_kwh`` is the state of charge at each label [kWh].
+    status : str
+        Solver status (``"optimal"`` or ``"time_limit"``).
+    mip_gap : float
+        Relative optimality gap [-].
+    build_time_s, solve_time_s : float
+        Wall-clock times of model building and of the HiGHS call [s].
+    """
+
+    pv_kwp: float
+    battery_kwh: float
+    battery_kw: float
+    generator_kw: float
+    import_limit_kw: float
+    annual_cost_usd: Mapping[str, float]
+    total_annual_cost_usd: float
+    served_energy_mwh_per_year: float
+    lcoe_usd_per_mwh: float
+    emissions_t_per_year: float
+    dispatch: pd.DataFrame
+    status: str
+    mip_gap: float
+    build_time_s: float
+    solve_time_s: float
+
+    def summary(self) -> dict[str, Any]:
+        """Scalar results as a JSON-ready dict (units in the keys)."""
+        out = {
+            k: getattr(self, k)
+            for k in (
+                "pv_kwp", "battery_kwh", "battery_kw", "generator_kw", "import_limit_kw",
+                "total_annual_cost_usd", "served_energy_mwh_per_year", "lcoe_usd_per_mwh",
+                "emissions_t_per_year", "status", "mip_gap", "build_time_s", "solve_time_s",
+            )
+        }
+        out["annual_cost_usd"] = dict(self.annual_cost_usd)
+        return out
+
+
+def _as_load(load_kw: Any) -> pd.Series:
+    power = getattr(load_kw, "power", None)
+    if isinstance(power, pd.DataFrame):
+        if "facility_kw" not in power.columns:
+            raise InputError(
+                "size: the FacilityLoad's power has no 'facility_kw' column; got "
+                f"{list(power.columns)}."
+            )
+        return power["facility_kw"]
+    return load_kw
+
+
+def _on_index(value: float | pd.Series, index: pd.DatetimeIndex, what: str) -> np.ndarray:
+    if isinstance(value, pd.Series):
+        if not value.index.equals(index):
+            raise InputError(
+                f"size: {what} is a Series on another index ({len(value)} labels from "
+                f"{value.index[0] if len(value) else '-'}) than load_kw ({len(index)} labels "
+                f"from {index[0]}); reindex it onto load_kw.index (interval means) first."
+            )
+        return value.to_numpy(dtype=float)
+    return np.full(len(index), float(value))
+
+
+def _outage_mask(outages: Any, index: pd.DatetimeIndex) -> np.ndarray:
+    if outages is None:
+        return np.zeros(len(index), dtype=bool)
+    if isinstance(outages, pd.Series):
+        if not outages.index.equals(index) or outages.dtype != bool:
+            raise InputError(
+                "size: outages as a Series must be boolean and on load_kw.index; got dtype "
+                f"{outages.dtype} on {len(outages)} labels."
+            )
+        return outages.to_numpy()
+    mask = np.zeros(len(index), dtype=bool)
+    for window in outages:
+        try:
+            start, end = (pd.Timestamp(x) for x in window)
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"size: each outage must be a (start, end) pair of timestamps, got {window!r}."
+            ) from exc
+        if start.tz is None or end.tz is None or not end > start:
+            raise InputError(
+                f"size: outage {window!r} needs tz-aware start < end, e.g. "
+                "(pd.Timestamp('2025-07-01 14:00', tz='UTC'), pd.Timestamp('2025-07-01 18:00', "
+                "tz='UTC'))."
+            )
+        mask |= (index >= start) & (index < end)
+    return mask
+
+
+def _months(index: pd.DatetimeIndex) -> tuple[np.ndarray, np.ndarray]:
+    periods = index.tz_localize(None).to_period("M")
+    codes, uniques = pd.factorize(periods, sort=True)
+    step_h = (index[1] - index[0]).total_seconds() / 3600 if len(index) > 1 else 1.0
+    covered_h = np.bincount(codes, minlength=len(uniques)) * step_h
+    month_h = np.array([p.days_in_month * 24.0 for p in uniques])
+    share = covered_h / month_h
+    # eq. 12: each month's charge weighted by the share of it covered, scaled to 12 months
+    return codes, share * 12.0 / share.sum()
+
+
+def prepare_inputs(
+    load_kw: Any,
+    *,
+    pv_availability: pd.Series | None,
+    costs: Costs,
+    battery: Battery,
+    generator: Generator,
+    import_limit_kw: float | None,
+    export_limit_kw: float = 0.0,
+    max_pv_kwp: float = math.inf,
+    outages: Any = None,
+    carbon: Carbon | None = None,
+    ramp_limit_kw_per_h: float | None = None,
+) -> tuple[ModelInputs, pd.DatetimeIndex]:
+    """Validate the inputs of :func:`size` and turn them into :class:`ModelInputs`."""
+    load = _as_load(load_kw)
+    step_s = validate_power_series(load, "load_kw")
+    index = load.index
+    for obj, cls, name in (
+        (costs, Costs, "costs"), (battery, Battery, "battery"), (generator, Generator, "generator")
+    ):
+        if not isinstance(obj, cls):
+            raise InputError(f"size: {name} must be a microgrid.{cls.__name__}, got {obj!r}.")
+    if pv_availability is None:
+        avail = np.zeros(len(index))
+        max_pv_kwp = 0.0
+    else:
+        if not isinstance(pv_availability, pd.Series) or not pv_availability.index.equals(index):
+            raise InputError(
+                "size: pv_availability is on another index than load_kw (expected "
+                f"{len(index)} labels from {index[0]} every {step_s:g} s); build it with "
+                "microgrid.pv_availability(..., index=load_kw.index)."
+            )
+        validate_power_series(pv_availability, "pv_availability")
+        avail = pv_availability.to_numpy(dtype=float)
+    for name, value, allow_none in (
+        ("import_limit_kw", import_limit_kw, True),
+        ("export_limit_kw", export_limit_kw, False),
+        ("max_pv_kwp", max_pv_kwp, False),
+        ("ramp_limit_kw_per_h", ramp_limit_kw_per_h, True),
+    ):
+        if value is None and allow_none:
+            continue
+        if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+            raise InputError(f"size: {name} must be a number >= 0 [kW], got {value!r}.")
+    if carbon is not None and not isinstance(carbon, Carbon):
+        raise InputError(f"size: carbon must be a microgrid.Carbon or None, got {carbon!r}.")
+    month, month_weight = _months(index)
+    dt_h = step_s / 3600.0
+    data = ModelInputs(
+        load_kw=load.to_numpy(dtype=float),
+        pv_kw_per_kwp=avail,
+        import_usd_per_kwh=_on_index(costs.import_usd_per_kwh, index, "costs.import_usd_per_kwh"),
+        export_usd_per_kwh=_on_index(costs.export_usd_per_kwh, index, "costs.export_usd_per_kwh"),
+        grid_kg_per_kwh=_on_index(
+            carbon.grid_kg_per_kwh if carbon else 0.0, index, "carbon.grid_kg_per_kwh"
+        ),
+        outage=_outage_mask(outages, index),
+        month=month,
+        month_weight=month_weight,
+        dt_h=dt_h,
+        annual_factor=8760.0 / (len(index) * dt_h),
+        costs=costs,
+        battery=battery,
+        generator=generator,
+        import_limit_kw=None if import_limit_kw is None else float(import_limit_kw),
+        export_limit_kw=float(export_limit_kw),
+        max_pv_kwp=float(max_pv_kwp),
+        ramp_limit_kw_per_h=ramp_limit_kw_per_h,
+        carbon_price_usd_per_t=carbon.price_usd_per_t if carbon else 0.0,
+        carbon_cap_t_per_year=carbon.cap_t_per_year if carbon else None,
+    )
+    return data, index
+
+
+def _limits_text(d: ModelInputs) -> str:
+    limit = "chosen by the model" if d.import_limit_kw is None else f"{d.import_limit_kw:g} kW"
+    parts = [
+        f"import_limit_kw={limit}",
+        f"generator.max_power_kw={d.generator.max_power_kw:g}",
+        f"battery.max_energy_kwh={d.battery.max_energy_kwh:g}",
+        f"battery.max_power_kw={d.battery.max_power_kw:g}",
+        f"max_pv_kwp={d.max_pv_kwp:g}",
+    ]
+    if d.outage.any():
+        parts.append(f"{int(d.outage.sum())} outage step(s)")
+    if d.ramp_limit_kw_per_h is not None:
+        parts.append(f"ramp_limit_kw_per_h={d.ramp_limit_kw_per_h:g}")
+    if d.carbon_cap_t_per_year is not None:
+        parts.append(f"carbon.cap_t_per_year={d.carbon_cap_t_per_year:g}")
+    return ", ".join(parts)
+
+
+def _explain_infeasible(d: ModelInputs, index: pd.DatetimeIndex) -> SizingInfeasibleError:
+    relaxed = build_model(
+        ModelInputs(**{**d.__dict__, "unserved_usd_per_kwh": _DIAGNOSTIC_USD_PER_KWH})
+    )
+    res = solve_model(relaxed, time_limit_s=60)
+    head = f"size: no sizing can serve load_kw under the given limits ({_limits_text(d)})."
+    if not res.has_solution:
+        return SizingInfeasibleError(head + " Relax one of these limits.")
+    unserved = values(relaxed.unserved_kw)
+    short = np.flatnonzero(unserved > 1e-6 * max(1.0, float(d.load_kw.max())))
+    if short.size == 0:
+        return SizingInfeasibleError(head + " Relax one of these limits.")
+    energy_kwh = float(unserved.sum() * d.dt_h)
+    worst = int(short[np.argmax(unserved[short])])
+    return SizingInfeasibleError(
+        f"{head} Even at the largest allowed sizes the load is short in {short.size} of "
+        f"{len(index)} steps (first at {index[short[0]]}; worst {unserved[worst]:.6g} kW at "
+        f"{index[worst]} against a load of {d.load_kw[worst]:.6g} kW; {energy_kwh:.6g} kWh in "
+        "all). Raise the import limit or generator.max_power_kw, allow storage "
+        "(battery.max_energy_kwh / max_power_kw) or remove outage steps / the ramp or carbon "
+        "limit."
+    )
+
+
+def size(
+    load_kw: Any,
+    *,
+    pv_availability: pd.Series | None,
+    costs: Costs,
+    battery: Battery = Battery(),
+    generator: Generator = Generator(),
+    import_limit_kw: float | None,
+    export_limit_kw: float = 0.0,
+    max_pv_kwp: float = math.inf,
+    outages: pd.Series | Sequence[tuple[Any, Any]] | None = None,
+    carbon: Carbon | None = None,
+    ramp_limit_kw_per_h: float | None = None,
+    time_limit_s: float | None = None,
+    mip_gap: float = 1e-4,
+) -> Sizing:
+    """Least-cost sizes and dispatch of PV, battery and generator behind an import limit.
+
+    Parameters
+    ----------
+    load_kw : pandas.Series or FacilityLoad
+        Interval-mean load [kW] on a tz-aware fixed-step index (a FacilityLoad's
+        ``power["facility_kw"]`` is used).
+    pv_availability : pandas.Series or None
+        a_t [kW/kWp] on ``load_kw.index`` (:func:`microgrid.pv_availability` with
+        ``index=load_kw.index``); None for no PV.
+    costs, battery, generator : Costs, Battery, Generator
+        Prices and technology limits.
+    import_limit_kw : float or None
+        M [kW]; None makes it a decision priced by ``costs.import_capacity_usd_per_kw_year``.
+    export_limit_kw : float
+        X [kW]; 0 (default) forbids export.
+    max_pv_kwp : float
+        Upper bound on the PV size [kWp].
+    outages : boolean Series on the index, or sequence of (start, end), optional
+        Steps without grid (no import, no export); the load must still be met.
+    carbon : Carbon, optional
+        Grid intensity, carbon price and/or annual cap.
+    ramp_limit_kw_per_h : float, optional
+        R, the largest change of import between steps per hour [kW/h].
+    time_limit_s : float, optional
+        HiGHS wall-clock limit [s].
+    mip_gap : float
+        Relative MIP gap (unit commitment only) [-].
+
+    Returns
+    -------
+    Sizing
+
+    Raises
+    ------
+    aiload.errors.InputError
+        Bad input, before the model is built.
+    SizingInfeasibleError
+        No sizing meets the load under the limits (the message names them).
+    SolverStoppedError
+        HiGHS stopped without a usable solution.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> idx = pd.date_range("2025-01-01", periods=48, freq="1h", tz="UTC")
+    >>> load = pd.Series(1000.0, index=idx)
+    >>> costs = Costs(60, 30, 20, 50, import_usd_per_kwh=0.05, fuel_usd_per_kwh=0.10)
+    >>> s = size(load, pv_availability=None, costs=costs, import_limit_kw=2000)
+    >>> round(s.total_annual_cost_usd)   # 1000 kW * 8760 h * 0.05 USD/kWh
+    438000
+    """
+    data, index = prepare_inputs(
+        load_kw,
+        pv_availability=pv_availability,
+        costs=costs,
+        battery=battery,
+        generator=generator,
+        import_limit_kw=import_limit_kw,
+        export_limit_kw=export_limit_kw,
+        max_pv_kwp=max_pv_kwp,
+        outages=outages,
+        carbon=carbon,
+        ramp_limit_kw_per_h=ramp_limit_kw_per_h,
+    )
+    start = time.perf_counter()
+    m = build_model(data)
+    build_time_s = time.perf_counter() - start
+    res = solve_model(m, time_limit_s=time_limit_s, mip_gap=mip_gap)
+    if res.status in ("infeasible", "infeasible_or_unbounded"):
+        raise _explain_infeasible(data, index)
+    if res.status == "unbounded":
+        raise SizingInfeasibleError(
+            "size: the cost can fall without bound: export (export_limit_kw="
+            f"{export_limit_kw:g}) is paid more than PV, fuel or grid energy costs. Set a "
+            "finite export_limit_kw or an export price below the cost of supply."
+        )
+    if not res.has_solution:
+        raise SolverStoppedError(
+            f"size: HiGHS stopped with status {res.status!r} after {res.solve_time_s:.1f} s "
+            "without a feasible point; raise time_limit_s or aggregate time "
+            "(microgrid.coarsen)."
+        )
+    return _result(m, data, index, res, build_time_s)
+
+
+def _result(m, d: ModelInputs, index, res, build_time_s: float) -> Sizing:
+    pv_kwp = float(pyo.value(m.pv_kwp))
+    soc_end = values(m.soc_kwh)
+    pv_used = values(m.pv_kw)
+    dispatch = pd.DataFrame(
+        {
+            "load_kw": d.load_kw,
+            "pv_kw": pv_used,
+            "pv_curtailed_kw": np.clip(d.pv_kw_per_kwp * pv_kwp - pv_used, 0.0, None),
+            "battery_charge_kw": values(m.charge_kw),
+            "battery_discharge_kw": values(m.discharge_kw),
+            "battery_soc_kwh": np.roll(soc_end, 1),
+            "generator_kw": values(m.generator_out_kw),
+            "grid_import_kw": values(m.import_kw),
+            "grid_export_kw": values(m.export_kw),
+        },
+        index=index,
+    )
+    terms = {k: float(pyo.value(m.cost_terms[k])) for k in m.cost_terms}
+    total = float(pyo.value(m.total_cost))
+    served_mwh = float(d.load_kw.sum() * d.dt_h * d.annual_factor / 1000.0)
+    return Sizing(
+        pv_kwp=pv_kwp,
+        battery_kwh=float(pyo.value(m.battery_kwh)),
+        battery_kw=float(pyo.value(m.battery_kw)),
+        generator_kw=float(pyo.value(m.generator_kw)),
+        import_limit_kw=float(pyo.value(m.import_limit_kw)),
+        annual_cost_usd=MappingProxyType(terms),
+        total_annual_cost_usd=total,
+        served_energy_mwh_per_year=served_mwh,
+        lcoe_usd_per_mwh=total / served_mwh if served_mwh > 0 else math.nan,
+        emissions_t_per_year=float(pyo.value(m.emissions_t)),
+        dispatch=dispatch,
+        status=res.status,
+        mip_gap=0.0 if not math.isfinite(res.mip_gap) else res.mip_gap,
+        build_time_s=build_time_s,
+        solve_time_s=res.solve_time_s,
+    )

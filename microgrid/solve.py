@@ -1,0 +1,104 @@
+"""Solve a sizing model with HiGHS through Pyomo's APPSI interface.
+
+``appsi_highs`` ignores ``config.time_limit`` when called through ``SolverFactory``; the
+limit and gap are therefore passed as HiGHS options. Solutions are loaded only when the
+solver has one, so a run that stops without a feasible point gives a status, not a crash.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import pyomo.environ as pyo
+from pyomo.contrib.appsi.base import TerminationCondition
+from pyomo.contrib.appsi.solvers import Highs
+
+from aiload.errors import AiloadError
+
+__all__ = ["SolveResult", "SizingInfeasibleError", "solve_model"]
+
+
+class SizingInfeasibleError(AiloadError):
+    """No size of PV, battery and generator can serve the load under the given limits.
+
+    The message names the binding inputs and the steps where the load cannot be met.
+    """
+
+
+@dataclass(frozen=True)
+class SolveResult:
+    """What HiGHS reported.
+
+    Attributes
+    ----------
+    status : str
+        ``"optimal"``, ``"time_limit"`` (a feasible, possibly sub-optimal point),
+        ``"infeasible"``, ``"unbounded"`` or another APPSI termination name.
+    objective_usd : float
+        Objective of the loaded point [USD/year]; NaN without one.
+    bound_usd : float
+        Best proven lower bound [USD/year].
+    mip_gap : float
+        Relative gap between objective and bound [-]; 0 for a solved LP.
+    solve_time_s : float
+        Wall-clock time of the solve call [s].
+    has_solution : bool
+        True when variable values were loaded into the model.
+    """
+
+    status: str
+    objective_usd: float
+    bound_usd: float
+    mip_gap: float
+    solve_time_s: float
+    has_solution: bool
+
+
+_NAMES = {
+    TerminationCondition.optimal: "optimal",
+    TerminationCondition.maxTimeLimit: "time_limit",
+    TerminationCondition.infeasible: "infeasible",
+    TerminationCondition.unbounded: "unbounded",
+    TerminationCondition.infeasibleOrUnbounded: "infeasible_or_unbounded",
+}
+
+
+def solve_model(
+    m: pyo.ConcreteModel, *, time_limit_s: float | None = None, mip_gap: float = 1e-4
+) -> SolveResult:
+    """Solve ``m`` with HiGHS; load the solution when there is one.
+
+    Parameters
+    ----------
+    m : pyomo.environ.ConcreteModel
+        A model from :func:`microgrid.model.build_model`.
+    time_limit_s : float, optional
+        Wall-clock limit of HiGHS [s].
+    mip_gap : float
+        Relative MIP gap at which HiGHS stops [-] (ignored by LPs).
+    """
+    opt = Highs()
+    opt.config.load_solution = False
+    opt.config.stream_solver = False
+    options = {"mip_rel_gap": float(mip_gap), "output_flag": False}
+    if time_limit_s is not None:
+        options["time_limit"] = float(time_limit_s)
+    opt.highs_options = options
+    start = time.perf_counter()
+    res = opt.solve(m)
+    elapsed = time.perf_counter() - start
+    status = _NAMES.get(res.termination_condition, str(res.termination_condition.name))
+    objective = res.best_feasible_objective
+    has_solution = objective is not None and status in ("optimal", "time_limit")
+    if has_solution:
+        res.solution_loader.load_vars()
+    obj = float(objective) if objective is not None else math.nan
+    bound = res.best_objective_bound
+    bound = float(bound) if bound is not None else math.nan
+    if has_solution and math.isfinite(bound):
+        gap = abs(obj - bound) / max(abs(obj), 1e-9)
+    else:
+        gap = math.nan
+    return SolveResult(status, obj, bound, gap, elapsed, has_solution)
