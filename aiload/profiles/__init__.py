@@ -1,0 +1,22 @@
+"""The bundled library of per-node workload power profiles and its scaling fits.
+
+- :func:`catalog`, :func:`get`, :func:`find` — the profiles (training, fine-tuning, offline
+  and online inference, idle), measured where a time series exists, synthesised from cited
+  run statistics where not (``measured`` says which);
+- :func:`idle_power_w` — per-node idle power of a hardware [W];
+- :func:`job_profile` — the per-node profile of a job of any node count, placed on the
+  fitted scaling curves;
+- :mod:`aiload.profiles.scaling` — duration, power and energy against node count, request
+  rate and batch size.
+
+Data credits: see ``docs/profiles.md``.
+"""
+
+from __future__ import annotations
+
+from aiload.profiles import scaling
+from aiload.profiles._profile import WORKLOADS, Profile
+from aiload.profiles.jobs import job_profile
+from aiload.profiles.library import catalog, find, get, idle_power_w
+
+__all__ = ["Profile", "WORKLOADS", "catalog", "get", "find", "idle_power_w", "job_profile", "scaling"]
