@@ -1,0 +1,182 @@
+"""``aiload metrics FILE [FILE ...]``: the grid-facing figures of traces and facility outputs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from aiload.errors import InputError
+from aiload.metrics.plots import (
+    plot_calendar_bands,
+    plot_comparison,
+    plot_load_duration,
+    plot_psd,
+    plot_ramp_histogram,
+)
+from aiload.metrics.summary import DEFAULT_WINDOWS, summary
+
+__all__ = ["register", "load_power", "run"]
+
+
+def _facility_column(path: Path, column: str | None) -> tuple[pd.Series, str] | None:
+    """The chosen column of an aiload facility Parquet file, or None if it is not one."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(path).metadata or {}
+    except Exception:  # not Parquet at all: let the trace reader say what it is
+        return None
+    raw = meta.get(b"aiload")
+    if raw is None or json.loads(raw).get("kind") != "facility":
+        return None
+    frame = pd.read_parquet(path)
+    column = column or "facility_kw"
+    if column not in frame.columns:
+        raise InputError(
+            f"{path}: no column {column!r} in this facility output; expected one of "
+            f"{list(frame.columns)}. Choose one with --column."
+        )
+    return frame[column], "intervals"
+
+
+def load_power(path: str | os.PathLike, column: str | None = None) -> tuple[pd.Series, str]:
+    """Read one input of the command: a facility Parquet file or any trace ``read_trace`` reads.
+
+    Returns
+    -------
+    (pandas.Series, str)
+        The power (``facility_kw`` or the chosen column [kW]; a trace's total [W]) and how
+        to read its values (``"intervals"`` or ``"samples"``).
+    """
+    path = Path(path)
+    if not path.exists():
+        raise InputError(f"{path}: no such file or directory; expected a trace or a facility output.")
+    if path.is_file() and path.suffix.lower() in {".parquet", ".pq"}:
+        found = _facility_column(path, column)
+        if found is not None:
+            return found
+    from aiload import read_trace
+
+    trace = read_trace(path)
+    return trace.total_w(), ("intervals" if trace.is_interval_means else "samples")
+
+
+def _label(path: str, used: set[str]) -> str:
+    name = Path(path).stem or str(path)
+    label, n = name, 2
+    while label in used:
+        label, n = f"{name}-{n}", n + 1
+    used.add(label)
+    return label
+
+
+def _save(fig, path: Path) -> None:
+    # write next to the target and rename, so a failed run leaves no half-written PNG
+    fd, tmp = tempfile.mkstemp(suffix=".png", dir=path.parent)
+    os.close(fd)
+    try:
+        fig.savefig(tmp, dpi=90)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+
+
+def _write_plots(outdir: Path, series: dict[str, pd.Series], kinds: dict[str, str]) -> list[Path]:
+    outdir.mkdir(parents=True, exist_ok=True)
+    written = []
+    for label, s in series.items():
+        figures = {
+            "ramps": plot_ramp_histogram(s),
+            "load_duration": plot_load_duration({label: s}),
+            "psd": plot_psd(s),
+        }
+        idx = s.index
+        if isinstance(idx, pd.DatetimeIndex) and idx[-1] - idx[0] >= pd.Timedelta(days=2):
+            figures["calendar"] = plot_calendar_bands(s)
+        for name, fig in figures.items():
+            path = outdir / f"{label}_{name}.png"
+            _save(fig, path)
+            written.append(path)
+    if len(series) > 1:
+        in_kw = {k: _as_kw(v) for k, v in series.items()}
+        path = outdir / "comparison.png"
+        _save(plot_comparison(in_kw), path)
+        written.append(path)
+    return written
+
+
+def _as_kw(s: pd.Series) -> pd.Series:
+    factor = {"_w": 1e-3, "_kw": 1.0, "_mw": 1e3}
+    for suffix, f in factor.items():
+        if str(s.name).lower().endswith(suffix):
+            return (s * f).rename(str(s.name)[: -len(suffix)] + "_kw")
+    return s
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``aiload metrics`` (returns the exit code)."""
+    windows = tuple(w.strip() for w in args.windows.split(",")) if args.windows else DEFAULT_WINDOWS
+    used: set[str] = set()
+    tables, series, kinds = {}, {}, {}
+    for path in args.files:
+        power, kind = load_power(path, args.column)
+        label = _label(path, used)
+        tables[label] = summary(power, kind=kind, windows=windows)
+        series[label] = power.rename(f"{label}_{str(power.name).rsplit('_', 1)[-1]}")
+        kinds[label] = kind
+    if args.json:
+        out = {
+            "inputs": [
+                {
+                    "file": str(path),
+                    "label": label,
+                    "kind": kinds[label],
+                    "metrics": [
+                        {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in rec.items()}
+                        for rec in tables[label].to_dict("records")
+                    ],
+                }
+                for path, label in zip(args.files, tables)
+            ]
+        }
+        print(json.dumps(out, indent=1))
+    else:
+        wide = pd.concat(
+            {label: t.set_index(["metric", "window", "unit"])["value"] for label, t in tables.items()},
+            axis=1,
+        )
+        with pd.option_context("display.max_rows", None, "display.width", 200):
+            print(wide.to_string(float_format=lambda v: f"{v:.6g}", na_rep="n/a"))
+    if args.plot:
+        for path in _write_plots(Path(args.plot), series, kinds):
+            print(f"wrote {path}", flush=True) if not args.json else None
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``metrics`` to the ``aiload`` command line."""
+    p = subparsers.add_parser(
+        "metrics",
+        help="peaks, ramps, swings, spectra and billing demand of traces or facility outputs",
+        description=(
+            "Print the grid-facing figures (aiload.metrics.summary) of each FILE: a measured "
+            "trace in any format aiload.read_trace reads (a file or a run directory), or a "
+            "facility output Parquet file. Figures the sampling cannot support print as n/a."
+        ),
+    )
+    p.add_argument("files", nargs="+", metavar="FILE", help="trace file, run directory or facility Parquet")
+    p.add_argument("--plot", metavar="DIR", help="write PNG figures into DIR")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
+    p.add_argument("--column", help="column of a facility output to use (default facility_kw)")
+    p.add_argument(
+        "--windows",
+        help=f"comma-separated ramp/swing windows (default {','.join(DEFAULT_WINDOWS)})",
+    )
+    p.set_defaults(func=run)
