@@ -75,6 +75,9 @@ class StreamWriter:
         self.schema = schema
         self._file = open(self.path, "xb")
         self._writer = pa.ipc.new_stream(self._file, schema)
+        # pyarrow writes the schema with the first batch: an empty one puts it (and the
+        # metadata) on disk now, so a kill before the first flush still leaves a readable file
+        self._writer.write_batch(pa.RecordBatch.from_pylist([], schema=schema))
         self._sync()
         self.rows_written = 0
 

@@ -1,0 +1,142 @@
+"""The Recorder end to end, with fake NVML and a fake powercap tree at the hardware boundary."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+from _measure_fakes import FakeNvml, make_powercap
+
+from aiload.errors import InputError, TraceFormatError
+from aiload.measure import Recorder, SourceUnavailableError, read_partial
+from aiload.measure.writer import METADATA_KEY, StreamWriter, trace_schema
+
+
+def _metadata(table):
+    return json.loads(table.schema.metadata[METADATA_KEY])
+
+
+def test_records_fixed_interval_samples_with_metadata(tmp_path):
+    out = tmp_path / "run.parquet"
+    fake = FakeNvml(power_w=(300.0, 350.0))
+    with Recorder(out, interval_s=0.05, flush_interval_s=0.25, label="smoke", command=["python", "x.py"],
+                  nvml=fake, powercap_root=make_powercap(tmp_path / "pc")) as rec:
+        time.sleep(1.5)
+    table = pq.read_table(out)
+    assert not rec.partial_path.exists()
+    df = table.to_pandas()
+    assert str(df["time"].dtype) == "datetime64[ns, UTC]"
+    # ~30 samples; a loaded CI box may skip a few ticks, never add any
+    assert 20 <= len(df) <= 31
+    spacing_s = df["time"].diff().dt.total_seconds().to_numpy()[1:]
+    assert np.median(spacing_s) == pytest.approx(0.05, rel=0.1)
+    # absolute deadlines: the last sample sits on the grid started by the first, not drifted
+    ticks = np.round((df["time"] - df["time"].iloc[0]).dt.total_seconds() / 0.05)
+    lateness_s = (df["time"] - df["time"].iloc[0]).dt.total_seconds() - ticks * 0.05
+    assert abs(lateness_s.iloc[-1]) < 0.02
+    assert (df["read_duration_s"] > 0).all() and (df["read_duration_s"] < 0.05).all()
+    np.testing.assert_array_equal(df["gpu1_power_w"], 350.0)
+    # energy counter and power agree: 300 W between first and last sample
+    elapsed_s = spacing_s.sum()
+    assert df["gpu0_energy_j"].iloc[-1] - df["gpu0_energy_j"].iloc[0] == pytest.approx(300 * elapsed_s, rel=0.05)
+    meta = _metadata(table)
+    assert meta["format"] == "aiload-trace" and meta["format_version"] == 1
+    assert meta["power_reading"] == {"gpu0": "instantaneous", "gpu1": "instantaneous",
+                                     "cpu0": "counter-difference", "cpu1": "counter-difference"}
+    assert meta["gpu_models"] == ["NVIDIA H100 80GB HBM3"] * 2
+    assert meta["hardware"].startswith("2x NVIDIA H100 80GB HBM3")
+    assert (meta["label"], meta["command"], meta["interval_s"]) == ("smoke", ["python", "x.py"], 0.05)
+    assert meta["start"] < df["time"].iloc[0].isoformat() and meta["end"] > df["time"].iloc[-1].isoformat()
+    assert fake.initialised == 0
+
+
+def test_averaged_power_is_labelled_in_the_file(tmp_path):
+    out = tmp_path / "avg.parquet"
+    with Recorder(out, interval_s=0.05, nvml=FakeNvml(power_w=(250.0,), instant=False), cpu=False):
+        time.sleep(0.2)
+    assert _metadata(pq.read_table(out))["power_reading"] == {"gpu0": "averaged"}
+
+
+def test_samples_are_flushed_while_recording(tmp_path):
+    rec = Recorder(tmp_path / "f.parquet", interval_s=0.02, flush_interval_s=0.2, nvml=FakeNvml(), cpu=False)
+    rec.start()
+    try:
+        deadline = time.monotonic() + 10
+        table = read_partial(rec.partial_path)
+        while table.num_rows < 30 and time.monotonic() < deadline:
+            time.sleep(0.05)
+            table = read_partial(rec.partial_path)
+    finally:
+        rec.stop()
+    # on disk before the stop, in whole batches of flush_interval / interval = 10 samples
+    assert table.num_rows >= 30 and table.num_rows % 10 == 0
+    assert _metadata(table)["end"] is None
+    assert pq.read_table(rec.path).num_rows >= table.num_rows
+
+
+def test_truncated_last_batch_is_ignored(tmp_path):
+    path = tmp_path / "t.parquet.partial.arrows"
+    writer = StreamWriter(path, trace_schema(["gpu0_power_w"], {"end": None}))
+    for k in range(3):
+        writer.write([k * 10**8 + i for i in range(5)], [[0.0] * 5, [100.0 + k] * 5])
+    writer._file.close()  # as after SIGKILL: no end-of-stream marker
+    data = path.read_bytes()
+    path.write_bytes(data[:-40])  # cut the last batch short
+    table = read_partial(path)
+    assert table.num_rows == 10
+    assert table.column("gpu0_power_w").to_pylist() == [100.0] * 5 + [101.0] * 5
+    path.write_bytes(b"\xff\xff")
+    with pytest.raises(TraceFormatError, match="stopped before its first write"):
+        read_partial(path)
+
+
+def test_no_source_leaves_no_file(tmp_path):
+    out = tmp_path / "none.parquet"
+    rec = Recorder(out, nvml=FakeNvml(driver=False), powercap_root=tmp_path / "no-powercap")
+    with pytest.raises(SourceUnavailableError, match="nothing to record on this machine"):
+        rec.start()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_failure_in_sampling_thread_keeps_samples_and_is_raised(tmp_path):
+    fake = FakeNvml(power_w=(300.0,))
+    rec = Recorder(tmp_path / "e.parquet", interval_s=0.02, flush_interval_s=0.1, nvml=fake, cpu=False).start()
+    time.sleep(0.3)
+
+    def broken(*args):
+        raise RuntimeError("binding crashed")  # not an NVMLError: the thread stops and reports it
+
+    fake.nvmlDeviceGetTemperature = broken
+    time.sleep(0.1)
+    assert not rec.running
+    with pytest.raises(RuntimeError, match="binding crashed"):
+        rec.stop()
+    assert pq.read_table(rec.path).num_rows >= 5
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"interval_s": 0}, r"interval_s must be a positive number of seconds, got 0"),
+        ({"interval_s": 0.1, "flush_interval_s": 0.05}, r"flush_interval_s must be at least interval_s"),
+    ],
+)
+def test_bad_configuration_is_explained(tmp_path, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        Recorder(tmp_path / "x.parquet", **kwargs)
+
+
+def test_output_name_and_existing_files(tmp_path):
+    with pytest.raises(InputError, match=r"must be a \.parquet file, got .*run\.csv.*'run\.parquet'"):
+        Recorder(tmp_path / "run.csv")
+    existing = tmp_path / "old.parquet"
+    existing.write_bytes(b"keep me")
+    with pytest.raises(InputError, match="old.parquet exists; pass overwrite=True"):
+        Recorder(existing, nvml=FakeNvml(), cpu=False).start()
+    (tmp_path / "old.parquet.partial.arrows").write_bytes(b"")
+    with pytest.raises(InputError, match="did not finish"):
+        Recorder(existing, nvml=FakeNvml(), cpu=False, overwrite=True).start()
+    assert existing.read_bytes() == b"keep me"
