@@ -1,0 +1,37 @@
+"""The event-driven facility model: node profiles -> the power a data center draws.
+
+SimPy decides when jobs arrive, wait, start and end and when inference replicas scale
+(:mod:`aiload.facility.engine`); numpy sums each job's node-count-scaled profile exactly
+onto the output grid (:mod:`aiload.facility.summation`); losses and cooling lead to the meter
+(:mod:`aiload.facility.overheads`).
+"""
+
+from __future__ import annotations
+
+from aiload.facility.catalogue import (
+    DictCatalogue, FallbackCatalogue, InferenceCurve, ProfilesCatalogue, constant_profile,
+)
+from aiload.facility.io import read_facility
+from aiload.facility.model import BAND_PERCENTILES, FacilityLoad, facility
+from aiload.facility.presets import PRESETS
+from aiload.facility.spec import (
+    FacilitySpec, FleetSpec, InferenceSpec, JobStreamSpec, OverheadSpec,
+)
+
+__all__ = [
+    "facility",
+    "FacilitySpec",
+    "FacilityLoad",
+    "FleetSpec",
+    "JobStreamSpec",
+    "InferenceSpec",
+    "OverheadSpec",
+    "PRESETS",
+    "read_facility",
+    "BAND_PERCENTILES",
+    "InferenceCurve",
+    "DictCatalogue",
+    "ProfilesCatalogue",
+    "FallbackCatalogue",
+    "constant_profile",
+]

@@ -1,0 +1,388 @@
+"""``facility(...)``: run the facility model and return a :class:`FacilityLoad`."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from aiload._version import __version__
+from aiload.errors import InputError
+from aiload.facility.catalogue import InferenceCurve, default_catalogue
+from aiload.facility.engine import schedule_jobs
+from aiload.facility.inference import simulate_service
+from aiload.facility.jobs import ProfileCache, draw_jobs
+from aiload.facility.overheads import cooling_kw, design_overhead_factor, drybulb_c, losses_kw
+from aiload.facility.presets import resolve_spec
+from aiload.facility.spec import FacilitySpec
+from aiload.facility.summation import CumulativeEnergy, job_energy_at_edges, ramp_at_edges
+
+__all__ = ["FacilityLoad", "facility", "BAND_PERCENTILES", "STREAM_WINDOW_BINS"]
+
+BAND_PERCENTILES = (0, 10, 25, 50, 75, 90, 100)
+#: output intervals summed per window when streaming to Parquet
+STREAM_WINDOW_BINS = 1 << 20
+MIN_FREQ_S, MAX_FREQ_S = 0.1, 3600.0
+
+
+@dataclass(frozen=True)
+class FacilityLoad:
+    """Result of :func:`facility`.
+
+    Attributes
+    ----------
+    power : pandas.DataFrame or None
+        Tz-aware fixed-step interval means: ``it_kw``, ``losses_kw``, ``cooling_kw``,
+        ``facility_kw`` (= their sum) [kW], ``busy_nodes`` [-] and, where they apply,
+        ``queued_jobs`` [-], ``requests_per_s``, ``served_requests_per_s`` [requests/s].
+        None when the series was streamed to Parquet (read it with ``read_facility``).
+    jobs : pandas.DataFrame
+        Event log, one row per job: ``arrival``, ``start``, ``end`` (tz-aware; NaT if not
+        started by the end), ``nodes``, ``workload``, ``stream``, ``replicate``,
+        ``queue_wait_s`` [s].
+    meta : dict
+        Spec, seed, frequency, profile sources, aiload version, event counts, unserved requests.
+    bands : pandas.DataFrame or None
+        With ``replicates > 1``: percentiles of ``facility_kw`` across replicates per interval,
+        columns ``p0 … p100`` [kW].
+    scaling : pandas.DataFrame or None
+        Inference replica change points (``time``, ``replicas``, ``service``).
+    """
+
+    power: pd.DataFrame | None
+    jobs: pd.DataFrame
+    meta: dict = field(default_factory=dict)
+    bands: pd.DataFrame | None = None
+    scaling: pd.DataFrame | None = None
+
+    def to_parquet(self, path) -> None:
+        """Write ``power`` (and ``jobs`` next to it) atomically; see :mod:`aiload.facility.io`."""
+        from aiload.facility.io import write_facility  # noqa: PLC0415
+
+        write_facility(self, path)
+
+
+def _timestamp(value, what: str) -> pd.Timestamp:
+    try:
+        stamp = pd.Timestamp(value)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"{what}: cannot read {value!r} as a timestamp ({exc}).") from None
+    if stamp.tz is None:
+        raise InputError(
+            f"{what}: {value!r} has no time zone (naive). aiload needs tz-aware time; give e.g. "
+            f"pandas.Timestamp({str(stamp)!r}, tz='UTC') or '{stamp.isoformat()}+00:00'."
+        )
+    return stamp
+
+
+def _grid(start, end, freq) -> tuple[pd.Timestamp, float, int, float]:
+    start = _timestamp(start, "facility(start=)")
+    if isinstance(end, (pd.Timedelta, np.timedelta64)) or (
+        isinstance(end, str) and not any(c in end for c in "-:")
+    ):
+        end = start + pd.Timedelta(end)
+    end = _timestamp(end, "facility(end=)")
+    try:
+        step = pd.Timedelta(freq)
+    except (TypeError, ValueError):
+        raise InputError(f"facility(freq=): cannot read {freq!r}; give e.g. '1min' or '1s'.") from None
+    freq_s = step.total_seconds()
+    if not MIN_FREQ_S <= freq_s <= MAX_FREQ_S:
+        raise InputError(f"facility(freq=): expected 100ms .. 1h, got {freq!r} ({freq_s} s).")
+    ms = int(round(freq_s * 1000))
+    if (ms < 60_000 and 60_000 % ms) or (ms > 60_000 and ms % 60_000):
+        raise InputError(
+            f"facility(freq=): {freq!r} must divide one minute or be whole minutes, e.g. "
+            "'100ms', '1s', '15s', '1min', '15min', '1h'."
+        )
+    horizon_s = (end - start).total_seconds()
+    n = horizon_s / freq_s
+    if horizon_s <= 0 or abs(n - round(n)) > 1e-6:
+        raise InputError(
+            f"facility: end - start = {horizon_s} s must be positive and a whole number of "
+            f"freq = {freq_s} s intervals."
+        )
+    fine_s = freq_s if freq_s <= 60 else 60.0
+    return start, freq_s, int(round(n)), fine_s
+
+
+def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windows) -> dict:
+    """One replicate; yields per-window column dicts through ``windows`` callback."""
+    catalogue = spec.catalogue or default_catalogue()
+    fleet = spec.fleet
+    horizon_s = n_bins * freq_s
+    cache = ProfileCache(catalogue, fleet.hardware)
+    jobs, rates = draw_jobs(spec.streams, spec.pool_nodes, horizon_s, start, cache, rng)
+    bar.update(1)
+    capacity = spec.pool_nodes
+    if spec.overheads.power_cap_kw is not None:
+        budget_w = spec.overheads.power_cap_kw * 1e3 / design_overhead_factor(spec.overheads)
+        budget_w -= sum(s.nodes for s in spec.inference) * fleet.nameplate_w
+        budget_w -= fleet.other_it_base_kw * 1e3
+        per_node = fleet.nameplate_w + fleet.other_it_w_per_busy_node
+        capacity = min(capacity, int(budget_w // per_node))
+        if spec.streams and capacity < max(s.max_nodes for s in spec.streams):
+            raise InputError(
+                f"OverheadSpec.power_cap_kw = {spec.overheads.power_cap_kw} kW leaves room for "
+                f"{max(capacity, 0)} busy nodes, fewer than the largest job; raise the cap."
+            )
+    sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
+                          backfill=spec.backfill)
+    bar.update(1)
+    started = np.isfinite(sched.start_s)
+    end_s = sched.start_s + jobs.duration_s
+    services = []
+    n_fine = int(round(horizon_s / fine_s))
+    for svc in spec.inference:
+        curve = catalogue.inference_curve(svc.model, svc.curve_hardware or fleet.hardware,
+                                          svc.latency_target_s)
+        k = svc.curve_nodes_per_node
+        if k != 1.0:
+            base = curve
+            curve = InferenceCurve(
+                power_w=lambda rate, b=base, k=k: k * b.power_w(np.asarray(rate) / k),
+                capacity_per_s=k * base.capacity_per_s, source=f"{base.source} x{k:g} per node",
+            )
+        services.append(simulate_service(svc, curve, fleet.idle_w, start, fine_s, n_fine, rng))
+    bar.update(1)
+    # group started jobs by (model, nodes, replicate): one cumulative-energy curve per group
+    keys = pd.DataFrame({"m": jobs.model[started], "n": jobs.profile_nodes[started],
+                         "r": jobs.replicate[started], "d": jobs.duration_s[started]})
+    groups = keys.groupby(["m", "n", "r", "d"], sort=True).indices
+    idx_started = np.flatnonzero(started)
+    curves = {
+        key: CumulativeEnergy.from_profile(cache.get(key[0], key[1]), key[2], key[3])
+        for key in groups
+    }
+    per = int(round(freq_s / fine_s))
+    serving_nodes = sum(s.nodes for s in spec.inference)
+    rated_kw = fleet.nodes * fleet.nameplate_w / 1e3 + fleet.other_it_base_kw
+    for w0 in range(0, n_bins, STREAM_WINDOW_BINS if windows.streaming else n_bins):
+        w1 = min(n_bins, w0 + (STREAM_WINDOW_BINS if windows.streaming else n_bins))
+        t0 = w0 * freq_s
+        edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # relative to window start
+        cum = np.zeros(len(edges))
+        for key, rows in groups.items():
+            j = idx_started[rows]
+            s = sched.start_s[j] - t0
+            live = (s < edges[-1]) & (s + key[3] > 0)
+            cum += job_energy_at_edges(edges, s[live], jobs.nodes[j][live].astype(float),
+                                       curves[key])
+        busy_w_ns = np.diff(ramp_at_edges(edges, sched.start_s[started] - t0,
+                                          np.minimum(end_s[started], horizon_s) - t0,
+                                          jobs.nodes[started].astype(float)))
+        queued_s = np.diff(ramp_at_edges(edges, jobs.arrival_s - t0,
+                                         np.minimum(sched.start_s, horizon_s) - t0,
+                                         np.ones(len(jobs))))
+        # the ramp sums cancel large offsets: clear float residue (|x| < 1e-6 node) before use
+        busy = np.where(np.abs(busy_w_ns) < 1e-6 * freq_s, 0.0, busy_w_ns) / freq_s
+        queued_s = np.where(np.abs(queued_s) < 1e-6 * freq_s, 0.0, queued_s)
+        job_w = np.diff(cum) / freq_s
+        idle_w = (spec.pool_nodes - busy) * fleet.idle_w
+        cols: dict[str, np.ndarray] = {}
+        svc_w = np.zeros(w1 - w0)
+        replicas = np.zeros(w1 - w0)
+        if services:
+            req = np.zeros(w1 - w0)
+            served = np.zeros(w1 - w0)
+            sl = slice(w0 * per, w1 * per)
+            for res in services:
+                svc_w += res.power_w[sl].reshape(-1, per).mean(axis=1)
+                replicas += res.replicas[sl].reshape(-1, per).mean(axis=1)
+                req += res.requests_per_s[sl].reshape(-1, per).mean(axis=1)
+                served += res.served_per_s[sl].reshape(-1, per).mean(axis=1)
+        other_w = busy * fleet.other_it_w_per_busy_node + replicas * fleet.other_it_w_per_busy_node
+        it_kw = (job_w + idle_w + svc_w + other_w) / 1e3 + fleet.other_it_base_kw
+        loss = losses_kw(it_kw, rated_kw, spec.overheads)
+        temp = None
+        if spec.overheads.cooling == "drybulb":
+            stamps = start + pd.to_timedelta(t0 + edges, unit="s")
+            temp = drybulb_c(spec.overheads.weather, pd.DatetimeIndex(stamps))
+        cool, econ = cooling_kw(it_kw, loss, spec.overheads, temp)
+        cols["it_kw"] = it_kw
+        cols["losses_kw"] = loss
+        cols["cooling_kw"] = cool
+        cols["facility_kw"] = it_kw + loss + cool
+        cols["busy_nodes"] = busy + replicas
+        if spec.streams:
+            cols["queued_jobs"] = queued_s / freq_s
+        if services:
+            cols["requests_per_s"] = req
+            cols["served_requests_per_s"] = served
+        if temp is not None:
+            cols["drybulb_c"] = temp
+            windows.economiser_s += float(econ.sum() * freq_s)
+        windows(w0, w1, cols)
+        bar.update(1)
+    return {
+        "jobs": jobs, "start_s": sched.start_s, "events": sched.events
+        + sum(r.events for r in services), "rates_per_h": rates, "services": services,
+        "sources": cache.sources(), "serving_nodes": serving_nodes, "capacity_nodes": capacity,
+        "unserved_requests": float(sum(
+            ((r.requests_per_s - r.served_per_s) * fine_s).sum() for r in services)),
+    }
+
+
+class _Collector:
+    """Receives window columns: keeps them in memory or appends them to a Parquet writer."""
+
+    def __init__(self, index_start, freq_s, n_bins, writer=None) -> None:
+        self.parts: list[dict] = []
+        self.writer = writer
+        self.streaming = writer is not None
+        self.economiser_s = 0.0
+        self.index_start, self.freq_s, self.n_bins = index_start, freq_s, n_bins
+
+    def index(self, w0: int, w1: int) -> pd.DatetimeIndex:
+        offset = pd.Timedelta(seconds=self.freq_s)
+        return pd.date_range(self.index_start + w0 * offset, periods=w1 - w0, freq=offset, name="time")
+
+    def __call__(self, w0: int, w1: int, cols: dict) -> None:
+        if self.writer is not None:
+            self.writer.write(pd.DataFrame(cols, index=self.index(w0, w1)))
+        else:
+            self.parts.append(cols)
+
+    def frame(self) -> pd.DataFrame:
+        cols = {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
+        return pd.DataFrame(cols, index=self.index(0, self.n_bins))
+
+
+def _jobs_frame(start: pd.Timestamp, out: dict) -> pd.DataFrame:
+    jobs = out["jobs"]
+    start_s = out["start_s"]
+    ok = np.isfinite(start_s)
+    to_time = lambda s: start + pd.to_timedelta(np.where(np.isfinite(s), s, np.nan), unit="s")  # noqa: E731
+    return pd.DataFrame({
+        "arrival": to_time(jobs.arrival_s),
+        "start": to_time(start_s),
+        "end": to_time(start_s + jobs.duration_s),
+        "nodes": jobs.nodes,
+        "workload": jobs.model.astype(str),
+        "stream": jobs.stream.astype(str),
+        "replicate": jobs.replicate,
+        "queue_wait_s": np.where(ok, start_s - jobs.arrival_s, np.nan),
+    })
+
+
+def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", seed: int = 0,
+             replicates: int = 1, progress: bool = True, stream_to=None,
+             **overrides: Any) -> FacilityLoad:
+    """Simulate a facility and return its power at the meter.
+
+    Parameters
+    ----------
+    spec_or_preset : FacilitySpec or str
+        A specification or a preset name (``"colocation-10mw"``, ``"inference-1mw"``,
+        ``"campus-100mw"``).
+    start, end : tz-aware timestamp (``end`` may also be a duration such as ``"7D"``)
+        Simulated period; ``end − start`` must be a whole number of ``freq``.
+    freq : str
+        Output interval, ``"100ms"`` … ``"1h"``.
+    seed : int
+        Seed of all random draws; the same seed gives the same output bit for bit.
+    replicates : int
+        Independent replicates; the first is returned in ``power``, percentiles of
+        ``facility_kw`` across all of them in ``bands``.
+    progress : bool
+        Show a progress bar.
+    stream_to : path, optional
+        Write the series window by window to this Parquet file instead of keeping it in memory
+        (``power`` is then None; read it back with :func:`aiload.facility.read_facility`).
+    **overrides
+        Preset parameters (e.g. ``utilization=0.8``) or FacilitySpec fields.
+
+    Returns
+    -------
+    FacilityLoad
+
+    Examples
+    --------
+    >>> import aiload
+    >>> load = aiload.facility("inference-1mw", start="2025-01-06 00:00+00:00", end="1D",
+    ...                        freq="15min", utilization=0.5, progress=False)
+    >>> float(load.power["facility_kw"].max()) < 1500
+    True
+    """
+    spec = resolve_spec(spec_or_preset, overrides)
+    if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
+        raise InputError(f"facility(replicates=): expected an integer >= 1, got {replicates!r}.")
+    start, freq_s, n_bins, fine_s = _grid(start, end, freq)
+    t_wall = time.perf_counter()
+    children = np.random.SeedSequence(seed).spawn(replicates)
+    windows_per_run = 1 if stream_to is None else -(-n_bins // STREAM_WINDOW_BINS)
+    bar = tqdm(total=replicates * (3 + windows_per_run), disable=not progress,
+               desc=f"facility {spec.name}", unit="step")
+    writer = None
+    if stream_to is not None:
+        from aiload.facility.io import StreamWriter  # noqa: PLC0415
+
+        writer = StreamWriter(stream_to)
+    runs, frames = [], []
+    try:
+        for r, child in enumerate(children):
+            collector = _Collector(start, freq_s, n_bins, writer if r == 0 else None)
+            out = _simulate(spec, start, freq_s, n_bins, fine_s, np.random.default_rng(child),
+                            bar, collector)
+            out["economiser_h"] = collector.economiser_s / 3600.0
+            runs.append(out)
+            frames.append(None if collector.streaming else collector.frame())
+    except BaseException:
+        if writer is not None:
+            writer.abort()
+        raise
+    finally:
+        bar.close()
+    first = runs[0]
+    meta = {
+        "kind": "facility",
+        "spec": spec,
+        "preset": spec_or_preset if isinstance(spec_or_preset, str) else None,
+        "overrides": dict(overrides),
+        "seed": seed,
+        "replicates": replicates,
+        "freq_s": freq_s,
+        "start": start,
+        "aiload_version": __version__,
+        "profile_sources": first["sources"],
+        "events": first["events"],
+        "arrival_rate_per_h": first["rates_per_h"],
+        "capacity_nodes": first["capacity_nodes"],
+        "unserved_requests": first["unserved_requests"],
+        "economiser_h": first["economiser_h"] if spec.overheads.cooling == "drybulb" else None,
+        "wall_s": time.perf_counter() - t_wall,
+    }
+    if writer is not None:
+        writer.close(meta)
+    bands = None
+    if replicates > 1 and frames[0] is not None:
+        stack = np.vstack([f["facility_kw"].to_numpy() for f in frames])
+        bands = pd.DataFrame(
+            {f"p{p}": np.percentile(stack, p, axis=0) for p in BAND_PERCENTILES},
+            index=frames[0].index,
+        )
+    scaling = None
+    if first["services"]:
+        scaling = pd.concat([s.scaling for s in first["services"]], ignore_index=True)
+    return FacilityLoad(frames[0], _jobs_frame(start, first), meta, bands, scaling)
+
+
+def spec_summary(spec: FacilitySpec) -> dict:
+    """A JSON-friendly description of a spec (for file metadata)."""
+
+    def plain(value):
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+                    if f.name != "catalogue"}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            return value
+        return repr(value)[:200]
+
+    return plain(spec)

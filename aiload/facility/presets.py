@@ -1,0 +1,156 @@
+"""Bundled facility presets (the names are API) and resolution of ``spec_or_preset``.
+
+- ``"colocation-10mw"``: 2,840 nodes of 4×H100 (≈ 10 MW IT nameplate at 3.52 kW/node, the
+  NLR/DIPLOEE colocation case) running Llama-2-70B LoRA fine-tuning and Stable Diffusion v2
+  training jobs of 2–16 nodes; ``utilization=`` is the target mean node utilisation.
+- ``"inference-1mw"``: 283 nodes of 4×H100 (≈ 1 MW) serving Llama-3-70B to users with the
+  ServeGen demand shape; ``utilization=`` is mean demand / capacity.
+- ``"campus-100mw"``: 9,800 nodes of 8×H100-SXM (≈ 100 MW IT nameplate at 10.2 kW/node, the
+  DGX H100 rated maximum): one synchronous GPT-3-175B training job on 8,192 nodes (65,536
+  GPUs) for the whole run, Llama-2-70B LoRA fine-tuning jobs on the rest of the job pool, and
+  800 nodes serving Llama-3-70B.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+from typing import Any, Callable
+
+from aiload.errors import InputError
+from aiload.facility.spec import (
+    FacilitySpec, FleetSpec, InferenceSpec, JobStreamSpec, OverheadSpec, suggest,
+)
+
+__all__ = ["PRESETS", "colocation_10mw", "inference_1mw", "campus_100mw", "resolve_spec"]
+
+
+def _idle_w(hardware: str, default_w: float) -> float:
+    """Idle node power from the profile library when it has it, else ``default_w`` [W]."""
+    try:
+        import aiload.profiles as profiles  # noqa: PLC0415
+
+        return float(profiles.idle_power_w(hardware))
+    except (ImportError, AttributeError, LookupError, ValueError):
+        return default_w
+
+
+def colocation_10mw(utilization: float = 0.6, *, backfill: bool = True, cooling: str = "pue",
+                    daily_amplitude: float = 0.2, weekly_amplitude: float = 0.2,
+                    catalogue: Any = None) -> FacilitySpec:
+    """10 MW colocation: 2,840 × 4×H100 nodes, training and fine-tuning jobs.
+
+    Parameters
+    ----------
+    utilization : float
+        Target mean share of nodes busy, in (0, 1] (0.2–0.8 are the reference cases).
+    daily_amplitude, weekly_amplitude : float
+        Modulation of job submissions by hour and weekday (an assumption, not fitted).
+    """
+    stream = JobStreamSpec(
+        name="training+fine-tuning",
+        workloads={"llama2-70b-lora": 0.5, "stable-diffusion-v2": 0.5},
+        node_counts={2: 0.4, 4: 0.3, 8: 0.2, 16: 0.1},
+        utilization=utilization, daily_amplitude=daily_amplitude,
+        weekly_amplitude=weekly_amplitude,
+    )
+    return FacilitySpec(
+        fleet=FleetSpec(nodes=2840, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
+                        nameplate_w=3520.0),
+        streams=(stream,), overheads=OverheadSpec(cooling=cooling), backfill=backfill,
+        catalogue=catalogue, name="colocation-10mw",
+    )
+
+
+def inference_1mw(utilization: float = 0.5, *, target_load: float = 0.8, headroom: float = 0.1,
+                  reaction_s: float = 300.0, bursts: bool = False, cooling: str = "pue",
+                  catalogue: Any = None) -> FacilitySpec:
+    """1 MW inference: 283 × 4×H100 nodes serving Llama-3-70B.
+
+    Parameters
+    ----------
+    utilization : float
+        Mean demand / pool capacity, in (0, 1].
+    """
+    service = InferenceSpec(nodes=283, utilization=utilization, model="llama3-70b",
+                            target_load=target_load, headroom=headroom, reaction_s=reaction_s,
+                            bursts=bursts)
+    return FacilitySpec(
+        fleet=FleetSpec(nodes=283, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
+                        nameplate_w=3520.0),
+        inference=(service,), overheads=OverheadSpec(cooling=cooling), catalogue=catalogue,
+        name="inference-1mw",
+    )
+
+
+def campus_100mw(utilization: float = 0.07, *, big_job_nodes: int = 8192,
+                 serving_nodes: int = 800, inference_utilization: float = 0.5,
+                 cooling: str = "drybulb", catalogue: Any = None) -> FacilitySpec:
+    """≈100 MW AI campus of 9,800 × 8×H100-SXM nodes.
+
+    Parameters
+    ----------
+    utilization : float
+        Fine-tuning stream's share of the job pool's node-time, in (0, 1].
+    big_job_nodes : int
+        Nodes of the synchronous GPT-3-175B job that runs from the start to the end [-].
+    serving_nodes : int
+        Nodes of the Llama-3-70B service [-]; each counts as two 4×H100 servers of the
+        measured NLR curve.
+    inference_utilization : float
+        Mean demand / serving capacity, in (0, 1].
+    """
+    big = JobStreamSpec(name="gpt3-pretraining", workloads={"gpt3-175b": 1.0},
+                        node_counts={big_job_nodes: 1.0}, arrivals=(0.0,),
+                        duration_s=10 * 366 * 86400.0, profile_nodes=64)
+    tuning = JobStreamSpec(name="fine-tuning", workloads={"llama2-70b-lora": 1.0},
+                           node_counts={8: 0.6, 64: 0.4}, utilization=utilization,
+                           daily_amplitude=0.2, weekly_amplitude=0.2)
+    service = InferenceSpec(nodes=serving_nodes, utilization=inference_utilization,
+                            model="llama3-70b", curve_hardware="4xH100", curve_nodes_per_node=2.0)
+    return FacilitySpec(
+        # idle 2,400 W: the 1-node MLPerf LoRA file's readings before/after the run
+        fleet=FleetSpec(nodes=9800, hardware="8xH100-SXM", idle_w=_idle_w("8xH100-SXM", 2400.0),
+                        nameplate_w=10200.0),
+        streams=(big, tuning), inference=(service,), overheads=OverheadSpec(cooling=cooling),
+        catalogue=catalogue, name="campus-100mw",
+    )
+
+
+PRESETS: dict[str, Callable[..., FacilitySpec]] = {
+    "colocation-10mw": colocation_10mw,
+    "inference-1mw": inference_1mw,
+    "campus-100mw": campus_100mw,
+}
+
+
+def resolve_spec(spec_or_preset, overrides: dict) -> FacilitySpec:
+    """A FacilitySpec from a spec (fields replaced by ``overrides``) or a preset name."""
+    if isinstance(spec_or_preset, str):
+        if spec_or_preset not in PRESETS:
+            raise InputError(
+                f"Unknown facility preset {spec_or_preset!r}; expected one of "
+                f"{sorted(PRESETS)}.{suggest(spec_or_preset, list(PRESETS))}"
+            )
+        make = PRESETS[spec_or_preset]
+        allowed = list(inspect.signature(make).parameters)
+        for key in overrides:
+            if key not in allowed:
+                raise InputError(
+                    f"Preset {spec_or_preset!r} has no parameter {key!r}; it takes "
+                    f"{allowed}.{suggest(key, allowed)}"
+                )
+        return make(**overrides)
+    if isinstance(spec_or_preset, FacilitySpec):
+        fields = [f.name for f in dataclasses.fields(FacilitySpec)]
+        for key in overrides:
+            if key not in fields:
+                raise InputError(
+                    f"FacilitySpec has no field {key!r}; overrides must be one of {fields}."
+                    f"{suggest(key, fields)}"
+                )
+        return dataclasses.replace(spec_or_preset, **overrides) if overrides else spec_or_preset
+    raise InputError(
+        f"facility(): expected a FacilitySpec or a preset name, got "
+        f"{type(spec_or_preset).__name__}."
+    )

@@ -1,0 +1,376 @@
+"""Frozen, validated configuration of the facility model.
+
+Every check runs in ``__post_init__``, so a bad specification fails before any simulation
+starts. Power is per node in W (device layer); facility-level figures are kW.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from aiload.errors import InputError
+
+__all__ = [
+    "FleetSpec",
+    "JobStreamSpec",
+    "InferenceSpec",
+    "OverheadSpec",
+    "FacilitySpec",
+    "suggest",
+]
+
+
+def suggest(name: str, options: list[str] | tuple[str, ...]) -> str:
+    """Return ``" Did you mean 'x'?"`` for the closest option, or an empty string."""
+    close = difflib.get_close_matches(str(name), list(options), n=1, cutoff=0.4)
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def _positive_int(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value <= 0:
+        raise InputError(
+            f"{what}: expected a positive whole number, got {value!r}. Give at least 1."
+        )
+    return int(value)
+
+
+def _fraction(value: float | None, what: str) -> None:
+    if value is None:
+        return
+    if not (isinstance(value, (int, float)) and 0.0 < float(value) <= 1.0):
+        raise InputError(
+            f"{what}: expected a fraction in (0, 1], got {value!r}; e.g. 0.6 for 60 %."
+        )
+
+
+def _distribution(items: Any, what: str) -> tuple[tuple[Any, float], ...]:
+    """Normalise ``{value: weight}`` or ``[(value, weight), ...]`` to a weight-1 tuple."""
+    pairs = list(items.items()) if isinstance(items, dict) else [tuple(p) for p in items]
+    if not pairs:
+        raise InputError(f"{what}: expected at least one (value, weight) pair, got none.")
+    weights = np.array([w for _, w in pairs], dtype=float)
+    if np.any(~np.isfinite(weights)) or np.any(weights < 0) or weights.sum() <= 0:
+        raise InputError(
+            f"{what}: weights must be non-negative with a positive sum, got {weights.tolist()}."
+        )
+    weights = weights / weights.sum()
+    return tuple((v, float(w)) for (v, _), w in zip(pairs, weights))
+
+
+@dataclass(frozen=True)
+class FleetSpec:
+    """The nodes of the facility.
+
+    Parameters
+    ----------
+    nodes : int
+        Number of compute nodes [-].
+    hardware : str
+        Node type known to the workload catalogue, e.g. ``"4xH100"``.
+    idle_w : float
+        Power of an idle (powered, unallocated) node [W].
+    nameplate_w : float
+        Rated power of one node, for the UPS load fraction and the power cap [W].
+    other_it_w_per_busy_node : float
+        Network/storage power added per busy node [W].
+    other_it_base_kw : float
+        Constant IT load besides the nodes (storage, management network) [kW].
+    """
+
+    nodes: int
+    hardware: str = "4xH100"
+    idle_w: float = 700.0
+    nameplate_w: float = 3520.0
+    other_it_w_per_busy_node: float = 0.0
+    other_it_base_kw: float = 0.0
+
+    def __post_init__(self) -> None:
+        _positive_int(self.nodes, "FleetSpec.nodes (node count)")
+        for name in ("idle_w", "nameplate_w", "other_it_w_per_busy_node", "other_it_base_kw"):
+            value = getattr(self, name)
+            if not np.isfinite(value) or value < 0:
+                raise InputError(f"FleetSpec.{name}: expected a finite value >= 0, got {value!r}.")
+        if self.nameplate_w <= 0:
+            raise InputError("FleetSpec.nameplate_w: expected > 0 W, got 0.")
+
+
+@dataclass(frozen=True)
+class JobStreamSpec:
+    """One stream of batch jobs (training or fine-tuning).
+
+    Parameters
+    ----------
+    name : str
+        Label of the stream in the event log.
+    workloads : dict or sequence of (str, float)
+        Workload mix: model name -> weight (normalised to 1).
+    node_counts : dict or sequence of (int, float)
+        Node-count distribution of one job: nodes -> weight.
+    utilization : float, optional
+        Target share of the *training pool's* node-time this stream keeps busy, in (0, 1].
+        Sets the Poisson rate ``λ = u·N / E[nodes·duration]``. Give it, ``rate_per_h`` or
+        ``arrivals``.
+    rate_per_h : float, optional
+        Mean arrival rate [jobs/h].
+    arrivals : sequence, optional
+        Replay: arrival times as seconds from ``start`` [s] or tz-aware timestamps.
+    daily_amplitude, weekly_amplitude : float
+        Relative modulation of the arrival rate (0 = none, < 1): ``1 + a·cos(2π(h − peak)/24)``
+        by hour of day, and weekends at ``1 − weekly_amplitude`` of weekdays.
+    peak_hour : float
+        Local hour of the daily peak [h].
+    duration_s : float, optional
+        Fixed job duration [s]; the profile is repeated cyclically (a long-running job).
+        Default: the profile's own length, i.e. the scaling fit's duration for that node count.
+    profile_nodes : int, optional
+        Take the per-node profile of this node count instead of the job's (e.g. the measured
+        64-node shape for a larger job whose time axis should not be rescaled).
+    """
+
+    name: str
+    workloads: Any
+    node_counts: Any
+    utilization: float | None = None
+    rate_per_h: float | None = None
+    arrivals: Any = None
+    daily_amplitude: float = 0.0
+    weekly_amplitude: float = 0.0
+    peak_hour: float = 14.0
+    duration_s: float | None = None
+    profile_nodes: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.profile_nodes is not None:
+            _positive_int(self.profile_nodes, f"{self.name}.profile_nodes")
+        object.__setattr__(self, "workloads", _distribution(self.workloads, f"{self.name}.workloads"))
+        counts = _distribution(self.node_counts, f"{self.name}.node_counts")
+        for n, _ in counts:
+            _positive_int(n, f"{self.name}.node_counts (nodes of one job)")
+        object.__setattr__(self, "node_counts", tuple((int(n), w) for n, w in counts))
+        _fraction(self.utilization, f"{self.name}.utilization")
+        given = [self.utilization is not None, self.rate_per_h is not None, self.arrivals is not None]
+        if sum(given) != 1:
+            raise InputError(
+                f"{self.name}: give exactly one of utilization=, rate_per_h= or arrivals= "
+                f"(got {sum(given)})."
+            )
+        if self.rate_per_h is not None and not self.rate_per_h > 0:
+            raise InputError(f"{self.name}.rate_per_h: expected > 0 jobs/h, got {self.rate_per_h!r}.")
+        if self.arrivals is not None:
+            object.__setattr__(self, "arrivals", tuple(self.arrivals))
+        for name in ("daily_amplitude", "weekly_amplitude"):
+            value = getattr(self, name)
+            if not 0.0 <= value < 1.0:
+                raise InputError(f"{self.name}.{name}: expected 0 <= a < 1, got {value!r}.")
+        if self.duration_s is not None and not self.duration_s > 0:
+            raise InputError(f"{self.name}.duration_s: expected > 0 s, got {self.duration_s!r}.")
+
+    @property
+    def max_nodes(self) -> int:
+        """Largest job of the stream [nodes]."""
+        return max(n for n, _ in self.node_counts)
+
+
+@dataclass(frozen=True)
+class InferenceSpec:
+    """An online inference service on a dedicated pool of nodes.
+
+    Parameters
+    ----------
+    nodes : int
+        Nodes of the serving pool [-] (taken out of the fleet).
+    utilization : float
+        Mean demand divided by the pool's capacity, in (0, 1].
+    model : str
+        Served model (for the power curve), e.g. ``"llama3-70b"``.
+    shape : str or pandas.Series
+        Demand shape: ``"servegen-m-large"`` (bundled, from the real ServeGen trace) or a
+        tz-aware Series of relative rates (any positive scale; it is normalised to mean 1).
+    bursts : bool
+        Add sub-10-min burstiness from the Azure/Mooncake arrivals (needs freq < 10 min).
+    capacity_per_s : float, optional
+        Requests a node serves at the latency target [requests/s]; default from the fit.
+    latency_target_s : float, optional
+        End-to-end latency target passed to the capacity fit [s].
+    target_load : float
+        Autoscaling target: per-node load as a fraction of capacity, in (0, 1].
+    headroom : float
+        Extra replicas on top of the target [fraction, >= 0].
+    reaction_s : float
+        Delay between a demand change and the replica change taking effect [s].
+    decision_s : float
+        Interval between autoscaling decisions [s].
+    min_replicas : int
+        Replicas always on [-].
+    curve_hardware : str, optional
+        Hardware whose measured power curve is used (default: the fleet's).
+    curve_nodes_per_node : float
+        How many ``curve_hardware`` servers one fleet node counts as (e.g. 2 for an 8-GPU
+        node serving with a 4-GPU curve): capacity and power scale by it [-].
+    """
+
+    nodes: int
+    utilization: float
+    model: str = "llama3-70b"
+    shape: Any = "servegen-m-large"
+    bursts: bool = False
+    capacity_per_s: float | None = None
+    latency_target_s: float | None = None
+    target_load: float = 0.8
+    headroom: float = 0.1
+    reaction_s: float = 300.0
+    decision_s: float = 60.0
+    min_replicas: int = 1
+    curve_hardware: str | None = None
+    curve_nodes_per_node: float = 1.0
+
+    def __post_init__(self) -> None:
+        _positive_int(self.nodes, "InferenceSpec.nodes (node count)")
+        if not self.curve_nodes_per_node > 0:
+            raise InputError(
+                f"InferenceSpec.curve_nodes_per_node: expected > 0, got {self.curve_nodes_per_node!r}."
+            )
+        _fraction(self.utilization, "InferenceSpec.utilization")
+        if self.utilization is None:
+            raise InputError("InferenceSpec.utilization: expected a fraction in (0, 1], got None.")
+        _fraction(self.target_load, "InferenceSpec.target_load")
+        if self.headroom < 0 or self.reaction_s < 0 or self.decision_s <= 0:
+            raise InputError(
+                "InferenceSpec: headroom >= 0, reaction_s >= 0 and decision_s > 0 expected, got "
+                f"{self.headroom!r}, {self.reaction_s!r}, {self.decision_s!r}."
+            )
+        if self.capacity_per_s is not None and not self.capacity_per_s > 0:
+            raise InputError(f"InferenceSpec.capacity_per_s: expected > 0, got {self.capacity_per_s!r}.")
+        if not 0 <= self.min_replicas <= self.nodes:
+            raise InputError(
+                f"InferenceSpec.min_replicas: expected 0..{self.nodes}, got {self.min_replicas!r}."
+            )
+        if isinstance(self.shape, str) and self.shape != "servegen-m-large":
+            raise InputError(
+                f"InferenceSpec.shape: unknown shape {self.shape!r}; expected 'servegen-m-large' "
+                f"or a tz-aware pandas Series.{suggest(self.shape, ['servegen-m-large'])}"
+            )
+
+
+@dataclass(frozen=True)
+class OverheadSpec:
+    """Distribution/UPS losses and cooling between the IT load and the meter.
+
+    UPS and distribution losses follow the no-load / proportional / square-law model
+    ``loss = P_rated·(a + b·x + c·x²)`` with ``x`` the IT load fraction, i.e. the efficiency
+    ``η(x) = x / (x + a + b·x + c·x²)`` (Rasmussen, "Electrical Efficiency Modeling for Data
+    Centers", APC White Paper 113).
+
+    Parameters
+    ----------
+    loss_a, loss_b, loss_c : float
+        No-load, proportional and square-law loss coefficients [fraction of rated power].
+    cooling : str
+        ``"pue"`` (constant power usage effectiveness) or ``"drybulb"`` (outdoor temperature).
+    pue : float
+        Constant PUE = facility / IT (it includes the losses; cooling is the remainder) [-].
+    weather : str or pandas.Series
+        ``"pvlib-greensboro"`` (pvlib's bundled TMY3 723170) or a tz-aware hourly Series of
+        dry-bulb temperature [°C].
+    economiser_below_c : float
+        Free cooling (economiser only) when the dry-bulb is at or below this [°C].
+    economiser_fraction : float
+        Cooling power per unit heat in economiser hours (fans, pumps) [-].
+    cop_at_35c : float
+        Chiller coefficient of performance at 35 °C dry-bulb [-].
+    cop_slope_per_c : float
+        COP gain per °C cooler outdoor air [1/°C].
+    power_cap_kw : float, optional
+        Facility power cap [kW]: jobs wait rather than start when the nameplate power of the
+        busy nodes with design overheads would exceed it (IT is never clipped).
+    """
+
+    loss_a: float = 0.02
+    loss_b: float = 0.01
+    loss_c: float = 0.02
+    cooling: str = "pue"
+    pue: float = 1.3
+    weather: Any = "pvlib-greensboro"
+    economiser_below_c: float = 18.0
+    economiser_fraction: float = 0.05
+    cop_at_35c: float = 4.0
+    cop_slope_per_c: float = 0.15
+    power_cap_kw: float | None = None
+
+    def __post_init__(self) -> None:
+        if min(self.loss_a, self.loss_b, self.loss_c) < 0:
+            raise InputError("OverheadSpec: loss coefficients must be >= 0.")
+        if self.cooling not in ("pue", "drybulb"):
+            raise InputError(
+                f"OverheadSpec.cooling: expected 'pue' or 'drybulb', got {self.cooling!r}."
+                f"{suggest(self.cooling, ['pue', 'drybulb'])}"
+            )
+        if not 1.0 <= self.pue < 5.0:
+            raise InputError(f"OverheadSpec.pue: expected 1 <= PUE < 5, got {self.pue!r}.")
+        if self.cop_at_35c <= 0 or self.economiser_fraction < 0:
+            raise InputError("OverheadSpec: cop_at_35c > 0 and economiser_fraction >= 0 expected.")
+        if self.power_cap_kw is not None and not self.power_cap_kw > 0:
+            raise InputError(f"OverheadSpec.power_cap_kw: expected > 0 kW, got {self.power_cap_kw!r}.")
+
+
+@dataclass(frozen=True)
+class FacilitySpec:
+    """A whole facility: fleet, job streams, inference services and overheads.
+
+    Parameters
+    ----------
+    fleet : FleetSpec
+    streams : tuple of JobStreamSpec
+        Batch job streams; they share the nodes not taken by inference pools.
+    inference : tuple of InferenceSpec
+    overheads : OverheadSpec
+    backfill : bool
+        EASY backfilling on top of FIFO: a later job may start early when it fits now and does
+        not delay the head of the queue.
+    catalogue : object, optional
+        Workload catalogue (see :mod:`aiload.facility.catalogue`); default: aiload.profiles.
+    name : str
+    """
+
+    fleet: FleetSpec
+    streams: tuple = ()
+    inference: tuple = ()
+    overheads: OverheadSpec = field(default_factory=OverheadSpec)
+    backfill: bool = True
+    catalogue: Any = None
+    name: str = "custom"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "streams", tuple(self.streams))
+        object.__setattr__(self, "inference", tuple(self.inference))
+        if not self.streams and not self.inference:
+            raise InputError("FacilitySpec: give at least one job stream or inference service.")
+        serving = sum(s.nodes for s in self.inference)
+        pool = self.fleet.nodes - serving
+        if pool < 0 or (self.streams and pool == 0):
+            raise InputError(
+                f"FacilitySpec: inference pools take {serving} nodes but the fleet has "
+                f"{self.fleet.nodes}; leave nodes for the job streams or enlarge the fleet."
+            )
+        for stream in self.streams:
+            if stream.max_nodes > pool:
+                raise InputError(
+                    f"{stream.name}: a job of {stream.max_nodes} nodes is larger than the "
+                    f"{pool} nodes available to job streams (fleet {self.fleet.nodes} minus "
+                    f"{serving} serving); it could never start. Shrink the job or grow the fleet."
+                )
+        share = sum(s.utilization or 0.0 for s in self.streams)
+        if share > 1.0 + 1e-9:
+            raise InputError(
+                f"FacilitySpec: stream utilisations add up to {share:.3f} > 1 of the pool."
+            )
+
+    @property
+    def pool_nodes(self) -> int:
+        """Nodes available to batch job streams [-]."""
+        return self.fleet.nodes - sum(s.nodes for s in self.inference)

@@ -1,0 +1,100 @@
+"""Build the request-rate shapes bundled in ``aiload/facility/data/`` from the real traces.
+
+Run from the project root: ``python docs/scripts/make_facility_demand_shape.py``.
+
+Outputs (small, derived, with attribution in each file header):
+
+- ``servegen_mlarge_rate_shape.csv``: ServeGen m-large request rate summed over the 50 largest
+  clients, per 10-min window over 14 days, divided by its mean (mean = 1, dimensionless).
+- ``burst_ratio_1min.csv``: sub-10-min burstiness. Azure (code, conversation) and Mooncake
+  request arrivals counted per minute and divided by the mean of their 10-min window; blocks of
+  ten consecutive ratios (each block has mean 1 by construction).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = ROOT.parent / "shared" / "data"
+OUT = ROOT / "aiload" / "facility" / "data"
+
+SERVEGEN_HEADER = """\
+# Request-rate shape, dimensionless (mean = 1), one row per 10-min window, 14 days,
+# t = 0 is local midnight of the service (ServeGen README). Derived by summing the `rate`
+# column [requests/s] of the 50 largest m-large clients and dividing by the mean.
+# Source: ServeGen (alibaba/ServeGen, data/language/m-large, commit f891d118), Apache-2.0.
+# Cite: Xiang et al., "ServeGen: Workload Characterization and Generation of Large Language
+# Model Serving in Production", arXiv:2505.09999 (2025). Built by
+# docs/scripts/make_facility_demand_shape.py. Mean of the summed rate: {mean:.3f} requests/s.
+"""
+
+BURST_HEADER = """\
+# Sub-10-min burstiness: per-minute request count divided by the mean of its 10-min window
+# (dimensionless; each block of 10 rows has mean 1). Columns: block id, minute in block, ratio.
+# Sources: Azure LLM inference trace 2023 (code, conversation), CC BY 4.0, cite Patel et al.,
+# "Splitwise: Efficient generative LLM inference using phase splitting", ISCA 2024; Mooncake
+# conversation trace, Apache-2.0, cite Qin et al., "Mooncake: Trading More Storage for Less
+# Computation", USENIX FAST 2025. Built by docs/scripts/make_facility_demand_shape.py.
+"""
+
+
+def servegen_shape() -> tuple[np.ndarray, float]:
+    """Summed m-large rate per 10-min window [requests/s] and its mean."""
+    files = sorted((DATA / "servegen-bailian/data/language/m-large").glob("chunk-*-trace.csv"))
+    total = None
+    for path in files:
+        rate = pd.read_csv(path, header=None, usecols=[0, 1], names=["t_s", "rate"])
+        rate = rate.set_index("t_s")["rate"]
+        total = rate if total is None else total.add(rate, fill_value=0.0)
+    assert total is not None and len(total) == 2016, "expected 14 days of 10-min windows"
+    return total.to_numpy(), float(total.mean())
+
+
+def burst_blocks(arrivals_s: np.ndarray) -> np.ndarray:
+    """Per-minute/10-min-mean ratios for each complete 10-min block with requests."""
+    minutes = np.floor((arrivals_s - arrivals_s.min()) / 60.0).astype(int)
+    counts = np.bincount(minutes)
+    n_blocks = len(counts) // 10
+    blocks = counts[: n_blocks * 10].reshape(n_blocks, 10).astype(float)
+    means = blocks.mean(axis=1, keepdims=True)
+    keep = means[:, 0] >= 1.0  # a window with < 10 requests says nothing about burstiness
+    return blocks[keep] / means[keep]
+
+
+def main() -> None:
+    OUT.mkdir(parents=True, exist_ok=True)
+    rate, mean = servegen_shape()
+    shape = pd.DataFrame({"t_s": np.arange(len(rate)) * 600, "rate_ratio": rate / mean})
+    with open(OUT / "servegen_mlarge_rate_shape.csv", "w", encoding="utf-8") as fh:
+        fh.write(SERVEGEN_HEADER.format(mean=mean))
+        shape.to_csv(fh, index=False, float_format="%.6f")
+
+    blocks = []
+    for name in ("AzureLLMInferenceTrace_code.csv", "AzureLLMInferenceTrace_conv.csv"):
+        ts = pd.to_datetime(pd.read_csv(DATA / "azure-llm-inference-2023" / name)["TIMESTAMP"])
+        blocks.append(burst_blocks((ts - ts.min()).dt.total_seconds().to_numpy()))
+    with open(DATA / "mooncake-traces/conversation_trace.jsonl", encoding="utf-8") as fh:
+        ms = np.array([json.loads(line)["timestamp"] for line in fh], dtype=float)
+    blocks.append(burst_blocks(ms / 1000.0))
+    ratios = np.vstack(blocks)
+    table = pd.DataFrame(
+        {
+            "block": np.repeat(np.arange(len(ratios)), 10),
+            "minute": np.tile(np.arange(10), len(ratios)),
+            "ratio": ratios.ravel(),
+        }
+    )
+    with open(OUT / "burst_ratio_1min.csv", "w", encoding="utf-8") as fh:
+        fh.write(BURST_HEADER)
+        table.to_csv(fh, index=False, float_format="%.6f")
+    print(f"servegen mean {mean:.2f} req/s, peak/mean {rate.max() / mean:.2f}; "
+          f"{len(ratios)} burst blocks, ratio CV {ratios.std():.3f}")
+
+
+if __name__ == "__main__":
+    main()
