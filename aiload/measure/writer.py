@@ -64,8 +64,7 @@ class StreamWriter:
     Parameters
     ----------
     path : path
-        The stream file; it must not exist (created exclusively, so two recorders never
-        write into one file).
+        The stream file; it must not exist. It appears, schema already written, in one step.
     schema : pyarrow.Schema
         From :func:`trace_schema`.
     """
@@ -73,12 +72,22 @@ class StreamWriter:
     def __init__(self, path: os.PathLike | str, schema: pa.Schema) -> None:
         self.path = Path(path)
         self.schema = schema
-        self._file = open(self.path, "xb")
-        self._writer = pa.ipc.new_stream(self._file, schema)
-        # pyarrow writes the schema with the first batch: an empty one puts it (and the
-        # metadata) on disk now, so a kill before the first flush still leaves a readable file
-        self._writer.write_batch(pa.RecordBatch.from_pylist([], schema=schema))
-        self._sync()
+        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
+        self._file = os.fdopen(fd, "wb")
+        try:
+            self._writer = pa.ipc.new_stream(self._file, schema)
+            # pyarrow writes the schema with the first batch: an empty one puts it (and the
+            # metadata) on disk now, so a kill before the first flush still leaves a readable file
+            self._writer.write_batch(pa.RecordBatch.from_pylist([], schema=schema))
+            self._sync()
+            # publish under the real name only once the schema is there; link() fails if the
+            # name exists, so two recorders never share a file
+            os.link(tmp, self.path)
+        except BaseException:
+            self._file.close()
+            raise
+        finally:
+            os.unlink(tmp)
         self.rows_written = 0
 
     def _sync(self) -> None:
