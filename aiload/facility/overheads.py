@@ -88,20 +88,13 @@ def cooling_kw(
 ) -> tuple[np.ndarray, np.ndarray | None]:
     """Cooling power [kW] and, for the dry-bulb model, a mask of economiser intervals.
 
-    Constant PUE: ``cooling = PUE·IT − IT − losses`` (PUE includes the losses). Dry-bulb:
+    Constant PUE: ``cooling = (PUE − 1)·IT`` (a cooling-only PUE; the electrical losses come on
+    top, so the meter reads ``PUE·IT + losses``). Dry-bulb:
     ``cooling = heat·(f_econ + [T > T_econ]/COP(T))``, heat = IT + losses,
     ``COP(T) = COP_35 + s·(35 − T)`` (at least 1).
     """
     if spec.cooling == "pue":
-        cooling = (spec.pue - 1.0) * it_kw - loss_kw
-        if np.any(cooling < -1e-9):
-            bad = int(np.argmax(cooling < -1e-9))
-            raise InputError(
-                f"OverheadSpec.pue = {spec.pue} is below 1 + losses/IT at interval {bad} "
-                f"(losses {loss_kw[bad]:.1f} kW, IT {it_kw[bad]:.1f} kW); raise the PUE or lower "
-                "the loss coefficients."
-            )
-        return np.maximum(cooling, 0.0), None
+        return (spec.pue - 1.0) * np.asarray(it_kw, dtype=float), None
     heat = it_kw + loss_kw
     economiser = temp_c <= spec.economiser_below_c
     cop = np.maximum(spec.cop_at_35c + spec.cop_slope_per_c * (35.0 - temp_c), 1.0)
@@ -112,6 +105,6 @@ def design_overhead_factor(spec: OverheadSpec) -> float:
     """Facility power per unit IT at full load, worst weather (for the power cap) [-]."""
     full_loss = spec.loss_a + spec.loss_b + spec.loss_c
     if spec.cooling == "pue":
-        return max(spec.pue, 1.0 + full_loss)
+        return spec.pue + full_loss
     worst_cop = max(spec.cop_at_35c + spec.cop_slope_per_c * (35.0 - 45.0), 1.0)
     return (1.0 + full_loss) * (1.0 + spec.economiser_fraction + 1.0 / worst_cop)

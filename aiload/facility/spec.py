@@ -273,7 +273,7 @@ class OverheadSpec:
     cooling : str
         ``"pue"`` (constant power usage effectiveness) or ``"drybulb"`` (outdoor temperature).
     pue : float
-        Constant PUE = facility / IT (it includes the losses; cooling is the remainder) [-].
+        Cooling-only PUE, ``(IT + cooling) / IT``; UPS/distribution losses come on top [-].
     weather : str or pandas.Series
         ``"pvlib-greensboro"`` (pvlib's bundled TMY3 723170) or a tz-aware hourly Series of
         dry-bulb temperature [°C].

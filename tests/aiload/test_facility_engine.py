@@ -1,0 +1,185 @@
+"""Facility engine: exact energy, hand-checkable series, scheduling, utilisation, seeds."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aiload.facility import (
+    DictCatalogue, FacilitySpec, FleetSpec, JobStreamSpec, OverheadSpec, constant_profile,
+    facility,
+)
+from aiload.profiles import Profile
+
+START = pd.Timestamp("2025-03-03 00:00", tz="UTC")
+
+
+def stepped_profile(nodes: int = 3) -> Profile:
+    """Per-node power 1000, 2000, 3000 W in 7-s steps, 3 cycles (63 s)."""
+    values = np.tile([1000.0, 2000.0, 3000.0], 3)
+    index = pd.timedelta_range(0, periods=len(values), freq="7s", name="elapsed")
+    return Profile(
+        name="stepped", workload="training", model="stepped", hardware="4xH100",
+        gpus_per_node=4, nodes=nodes, step_s=7.0, power_w=pd.DataFrame({"r0": values}, index=index),
+        measured=False, source="hand-made", license="n/a", citation="n/a", boundary="node",
+    )
+
+
+def one_job_spec(profile, nodes, arrivals, fleet=5, idle_w=0.0, **stream_kw) -> FacilitySpec:
+    cat = DictCatalogue({(profile.model, nodes): profile})
+    stream = JobStreamSpec(name="s", workloads={profile.model: 1.0}, node_counts={nodes: 1.0},
+                           arrivals=arrivals, **stream_kw)
+    return FacilitySpec(fleet=FleetSpec(nodes=fleet, idle_w=idle_w, nameplate_w=3520.0),
+                        streams=(stream,), catalogue=cat)
+
+
+@pytest.mark.parametrize("freq", ["100ms", "1s", "15s", "1min"])
+def test_single_job_gives_exactly_its_energy(freq):
+    prof = stepped_profile()
+    spec = one_job_spec(prof, 3, (37.3,))
+    load = facility(spec, start=START, end=START + pd.Timedelta("10min"), freq=freq, progress=False)
+    step_s = pd.Timedelta(freq).total_seconds()
+    energy_kwh = load.power["it_kw"].sum() * step_s / 3600
+    # by hand: one cycle = 7 s·(1+2+3) kW = 42 kJ per node; 3 cycles, 3 nodes -> 378 kJ
+    assert energy_kwh == pytest.approx(378.0 / 3600, rel=1e-12)
+    assert energy_kwh == pytest.approx(3 * prof.energy_wh / 1000, rel=1e-12)
+
+
+def test_finer_output_aggregates_to_coarser_exactly():
+    prof = stepped_profile()
+    spec = one_job_spec(prof, 3, (5.55, 61.0, 200.2), fleet=9, idle_w=300.0)
+    fine = facility(spec, start=START, end=START + pd.Timedelta("10min"), freq="1s", progress=False)
+    coarse = facility(spec, start=START, end=START + pd.Timedelta("10min"), freq="1min",
+                      progress=False)
+    means = fine.power["it_kw"].to_numpy().reshape(-1, 60).mean(axis=1)
+    np.testing.assert_allclose(coarse.power["it_kw"].to_numpy(), means, rtol=1e-12)
+
+
+def test_deterministic_arrivals_give_hand_checked_series():
+    prof = constant_profile("flat", 2000.0, 600.0, 60.0, model="flat", nodes=2)
+    spec = one_job_spec(prof, 2, (90.0,), fleet=4, idle_w=500.0)
+    load = facility(spec, start=START, end=START + pd.Timedelta("15min"), freq="1min",
+                    progress=False)
+    # job on 2 nodes from 90 s to 690 s; by hand, busy node-minutes per bin:
+    busy = np.zeros(15)
+    busy[1] = 2 * 30 / 60  # 90..120 s
+    busy[2:11] = 2.0  # 120..660 s
+    busy[11] = 2 * 30 / 60  # 660..690 s
+    it_kw = (busy * 2000.0 + (4 - busy) * 500.0) / 1000
+    np.testing.assert_allclose(load.power["busy_nodes"].to_numpy(), busy, atol=1e-9)
+    np.testing.assert_allclose(load.power["it_kw"].to_numpy(), it_kw, rtol=1e-12)
+    # overheads by hand: loss = rated·(a + b x + c x²); cooling PUE 1.3 adds 0.3·IT
+    rated = 4 * 3.52
+    x = it_kw / rated
+    np.testing.assert_allclose(load.power["losses_kw"], rated * (0.02 + 0.01 * x + 0.02 * x**2))
+    p = load.power
+    np.testing.assert_allclose(p["facility_kw"], p["it_kw"] + p["losses_kw"] + p["cooling_kw"],
+                               rtol=1e-14)
+    np.testing.assert_allclose(p["facility_kw"], 1.3 * it_kw + p["losses_kw"], rtol=1e-12)
+    assert load.jobs.loc[0, "start"] == START + pd.Timedelta(seconds=90)
+    assert load.jobs.loc[0, "queue_wait_s"] == 0.0
+
+
+def _three_jobs(backfill: bool):
+    cat = DictCatalogue({
+        ("big", 3): constant_profile("a", 1000.0, 600.0, 60.0, model="big", nodes=3),
+        ("big", 4): constant_profile("b", 1000.0, 600.0, 60.0, model="big", nodes=4),
+        ("big", 1): constant_profile("c", 1000.0, 300.0, 60.0, model="big", nodes=1),
+    })
+    streams = (
+        JobStreamSpec(name="a", workloads={"big": 1}, node_counts={3: 1}, arrivals=(0.0,)),
+        JobStreamSpec(name="b", workloads={"big": 1}, node_counts={4: 1}, arrivals=(10.0,)),
+        JobStreamSpec(name="c", workloads={"big": 1}, node_counts={1: 1}, arrivals=(20.0,)),
+    )
+    spec = FacilitySpec(fleet=FleetSpec(nodes=4), streams=streams, catalogue=cat,
+                        backfill=backfill)
+    return facility(spec, start=START, end=START + pd.Timedelta("1h"), freq="1min",
+                    progress=False)
+
+
+def test_queueing_fifo_and_easy_backfill():
+    fifo = _three_jobs(False).jobs.set_index("stream")
+    # b needs the whole fleet: waits for a (0..600 s); c queues behind b (600..1200 s)
+    assert fifo.loc["b", "queue_wait_s"] == pytest.approx(590.0)
+    assert fifo.loc["c", "queue_wait_s"] == pytest.approx(1180.0)
+    easy = _three_jobs(True)
+    jobs = easy.jobs.set_index("stream")
+    # c fits on the free node and ends (320 s) before b's reserved start (600 s)
+    assert jobs.loc["c", "queue_wait_s"] == 0.0
+    assert jobs.loc["b", "queue_wait_s"] == pytest.approx(590.0)
+    # queued job-minutes in the first bin: b from 10 s, c never waits -> 50/60
+    assert easy.power["queued_jobs"].iloc[0] == pytest.approx(50 / 60)
+
+
+def _poisson_spec(u=0.5, nodes=64, backfill=True) -> FacilitySpec:
+    cat = DictCatalogue({
+        ("flat", n): constant_profile(f"f{n}", [2000.0, 2500.0], 3600.0 / n ** 0.5, 60.0,
+                                      model="flat", nodes=n)
+        for n in (1, 2, 4, 8)
+    })
+    stream = JobStreamSpec(name="s", workloads={"flat": 1}, node_counts={1: .4, 2: .3, 4: .2, 8: .1},
+                           utilization=u, daily_amplitude=0.3, weekly_amplitude=0.3)
+    return FacilitySpec(fleet=FleetSpec(nodes=nodes, idle_w=400.0), streams=(stream,),
+                        catalogue=cat, backfill=backfill)
+
+
+def test_utilisation_from_event_log_matches_target():
+    days = 60
+    load = facility(_poisson_spec(0.5), start=START, end=START + pd.Timedelta(days=days),
+                    freq="15min", seed=3, progress=False)
+    jobs = load.jobs.dropna(subset=["start"])
+    horizon_end = START + pd.Timedelta(days=days)
+    run_s = (jobs["end"].clip(upper=horizon_end) - jobs["start"]).dt.total_seconds()
+    utilisation = float((run_s * jobs["nodes"]).sum() / (64 * days * 86400))
+    # tolerance: ~2,500 jobs; the Poisson count alone gives ~2 % relative noise
+    assert utilisation == pytest.approx(0.5, abs=0.04)
+    assert load.power["busy_nodes"].mean() / 64 == pytest.approx(utilisation, rel=1e-6)
+
+
+def test_nodes_never_exceed_the_fleet_and_queues_form_under_overload():
+    load = facility(_poisson_spec(1.0, nodes=16), start=START, end=START + pd.Timedelta(days=3),
+                    freq="1min", seed=1, progress=False)
+    assert load.power["busy_nodes"].max() <= 16 + 1e-9
+    # independent check from the event log: sweep starts (+n) and ends (-n)
+    jobs = load.jobs.dropna(subset=["start"])
+    times = np.concatenate([jobs["start"].astype("int64"), jobs["end"].astype("int64")])
+    delta = np.concatenate([jobs["nodes"], -jobs["nodes"]])
+    order = np.lexsort((delta, times))  # ends before starts at the same instant
+    assert np.cumsum(delta[order]).max() <= 16
+    assert load.jobs["queue_wait_s"].max() > 3600
+    assert load.power["queued_jobs"].mean() > 1.0
+
+
+def test_same_seed_is_bit_identical_and_seeds_differ():
+    kw = dict(start=START, end=START + pd.Timedelta(days=2), freq="1min", progress=False)
+    a = facility(_poisson_spec(), seed=7, **kw)
+    b = facility(_poisson_spec(), seed=7, **kw)
+    c = facility(_poisson_spec(), seed=8, **kw)
+    pd.testing.assert_frame_equal(a.power, b.power, check_exact=True)
+    pd.testing.assert_frame_equal(a.jobs, b.jobs, check_exact=True)
+    assert not np.array_equal(a.power["it_kw"].to_numpy(), c.power["it_kw"].to_numpy())
+
+
+def test_replicates_give_ordered_percentile_bands():
+    load = facility(_poisson_spec(), start=START, end=START + pd.Timedelta(days=1), freq="15min",
+                    replicates=4, progress=False)
+    bands = load.bands
+    assert list(bands.columns) == ["p0", "p10", "p25", "p50", "p75", "p90", "p100"]
+    assert (bands.diff(axis=1).iloc[:, 1:] >= -1e-9).all().all()
+    # replicate 0 is the returned series, so it lies inside the band
+    assert (load.power["facility_kw"] <= bands["p100"] + 1e-9).all()
+    assert (load.power["facility_kw"] >= bands["p0"] - 1e-9).all()
+
+
+def test_power_cap_delays_jobs_instead_of_clipping():
+    spec = _poisson_spec(1.0, nodes=32)
+    cap_kw = 60.0
+    capped = FacilitySpec(fleet=spec.fleet, streams=spec.streams, catalogue=spec.catalogue,
+                          overheads=OverheadSpec(power_cap_kw=cap_kw))
+    load = facility(capped, start=START, end=START + pd.Timedelta(days=1), freq="1min",
+                    progress=False)
+    # budget by hand: 60 kW / (PUE 1.3 + full-load losses 0.05) / 3.52 kW -> 12 busy nodes
+    assert load.meta["capacity_nodes"] == 12
+    assert load.power["busy_nodes"].max() <= 12 + 1e-9
+    assert load.power["facility_kw"].max() <= cap_kw
