@@ -1,0 +1,134 @@
+"""The facility as a load on a bus: input checks and the kW -> MW boundary.
+
+The facility layer speaks kW (``facility_kw``); pandapower speaks MW. The conversion
+happens here and only here: a Series whose name ends in ``_kw`` (or a ``FacilityLoad``,
+whose ``power["facility_kw"]`` is used) is divided by 1,000; any other Series is taken to
+be in MW already.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import math
+
+import numpy as np
+import pandapower as pp
+import pandas as pd
+
+from aiload.errors import InputError
+from aiload.timeseries import validate_power_series
+
+__all__ = ["facility_mw", "check_bus", "check_power_factor", "q_mvar", "attach"]
+
+FACILITY_LOAD_NAME = "aiload facility"
+
+
+def facility_mw(load: object, what: str = "load_mw") -> pd.Series:
+    """Return the facility series in MW, validated.
+
+    Parameters
+    ----------
+    load : pandas.Series or FacilityLoad
+        Interval-mean facility power on a tz-aware fixed-step index: in [MW], or in [kW]
+        when the Series is named ``*_kw``; or an object with a ``power`` DataFrame holding
+        a ``facility_kw`` column [kW] (``aiload.facility(...)``'s ``FacilityLoad``).
+    what : str
+        Name used in error messages.
+
+    Returns
+    -------
+    pandas.Series
+        Facility power [MW], named ``facility_mw``, same index.
+    """
+    power = getattr(load, "power", None)
+    if isinstance(power, pd.DataFrame):
+        if "facility_kw" not in power.columns:
+            raise InputError(
+                f"{what}: the object's .power has no 'facility_kw' column (columns: "
+                f"{list(power.columns)}); pass a FacilityLoad or a Series in MW."
+            )
+        series = power["facility_kw"]
+        scale = 1e-3
+    elif isinstance(load, pd.Series):
+        series = load
+        name = str(load.name or "")
+        if name.endswith("_kw"):
+            scale = 1e-3
+        elif name.endswith("_w") or name.endswith("_gw"):
+            raise InputError(
+                f"{what}: the series is named {name!r}; grid studies take MW (or kW in a "
+                "series named '*_kw'). Convert it, e.g. series / 1e6 for W -> MW."
+            )
+        else:
+            scale = 1.0
+    else:
+        raise InputError(
+            f"{what}: expected a pandas Series (MW, or kW when named '*_kw') or a "
+            f"FacilityLoad, got {type(load).__name__}."
+        )
+    validate_power_series(series, what)
+    return (series.astype(np.float64) * scale).rename("facility_mw")
+
+
+def check_bus(net: pp.pandapowerNet, bus: int) -> int:
+    """Check ``bus`` is an in-service bus of ``net``; return it as an ``int``."""
+    if isinstance(bus, (bool, np.bool_)) or not isinstance(bus, (int, np.integer)):
+        raise InputError(f"bus: expected a bus index (int) of net.bus, got {bus!r}.")
+    if bus not in net.bus.index:
+        close = difflib.get_close_matches(str(bus), [str(b) for b in net.bus.index], n=3)
+        raise InputError(
+            f"bus {bus} does not exist in this network (it has {len(net.bus)} buses, index "
+            f"{net.bus.index.min()}..{net.bus.index.max()}). Pick one of net.bus.index"
+            + (f", e.g. {', '.join(close)}." if close else ".")
+        )
+    if not bool(net.bus.at[bus, "in_service"]):
+        raise InputError(f"bus {bus} is out of service; put it in service or pick another bus.")
+    return int(bus)
+
+
+def check_power_factor(power_factor: float) -> float:
+    """Check a lagging power factor lies in (0, 1]; return it as ``float`` [-]."""
+    if not isinstance(power_factor, (int, float)) or not math.isfinite(power_factor) or not (
+        0.0 < power_factor <= 1.0
+    ):
+        raise InputError(
+            f"power_factor: expected a number in (0, 1] (e.g. 0.99 for a lagging load), got "
+            f"{power_factor!r}."
+        )
+    return float(power_factor)
+
+
+def q_mvar(p_mw: np.ndarray | float, power_factor: float) -> np.ndarray:
+    """Reactive power of a lagging load [MVAr] from active power [MW] and power factor [-]."""
+    return np.asarray(p_mw, dtype=np.float64) * math.tan(math.acos(power_factor))
+
+
+def attach(
+    net: pp.pandapowerNet, bus: int, *, p_mw: float = 0.0, power_factor: float = 0.99
+) -> tuple[pp.pandapowerNet, int]:
+    """A copy of ``net`` with the facility as a constant-power load at ``bus``.
+
+    Parameters
+    ----------
+    net : pandapower.pandapowerNet
+        The network; never modified.
+    bus : int
+        Index of the connection bus in ``net.bus``.
+    p_mw : float
+        Facility active power [MW].
+    power_factor : float
+        Lagging power factor [-], in (0, 1].
+
+    Returns
+    -------
+    (pandapower.pandapowerNet, int)
+        The copy and the index of the facility load in ``copy.load``.
+    """
+    bus = check_bus(net, bus)
+    pf = check_power_factor(power_factor)
+    out = copy.deepcopy(net)
+    idx = pp.create_load(
+        out, bus, p_mw=float(p_mw), q_mvar=float(q_mvar(p_mw, pf)), name=FACILITY_LOAD_NAME
+    )
+    return out, int(idx)

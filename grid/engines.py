@@ -1,0 +1,365 @@
+"""Power-flow engines behind :func:`grid.timeseries`.
+
+Three engines solve the same steady-state AC power flow for every step of a series:
+
+``"runpp"``
+    pandapower's :func:`pandapower.runpp` once per step on a copy of the net: the reference.
+``"newton"``
+    pandapower's own admittance matrix and injections (``net._ppc["internal"]``: switches,
+    transformer models, shunts exactly as ``runpp`` sees them), solved step by step with
+    lightsim2grid's C++ Newton-Raphson (the solver ``runpp`` itself uses when
+    ``lightsim2grid=True``), warm-started from the previous step. Only the facility
+    injection and the background load scaling change between steps.
+``"lightsim2grid"``
+    lightsim2grid's batch ``TimeSeriesCPP`` on a grid converted with
+    ``lightsim2grid.network.init_from_pandapower``: the whole series in one C++ call. The
+    converter ignores switches (open line switches are turned into out-of-service lines
+    first) and does not reproduce every pandapower transformer model (case118 differs by
+    ~0.014 pu), so its result is checked against ``"newton"`` at sampled steps and dropped,
+    with a logged reason, when they differ by more than 1e-6 pu.
+
+Each engine returns complex bus voltages in pandapower's internal (``ppci``) bus order;
+:func:`flows` turns them into the quantities ``runpp`` reports.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import pandapower as pp
+from scipy import sparse
+
+from aiload.errors import InputError
+
+__all__ = ["Model", "prepare", "solve_newton", "solve_lightsim2grid", "solve_runpp", "flows"]
+
+log = logging.getLogger(__name__)
+
+TOLERANCE_MVA = 1e-8
+MAX_ITERATION = 10
+AGREEMENT_PU = 1e-6
+
+
+@dataclass
+class Model:
+    """pandapower's internal power-flow data of a net with the facility attached (p = 0).
+
+    Internal: per-unit quantities on ``base_mva`` [MVA]; bus order is pandapower's ppci.
+    """
+
+    net: pp.pandapowerNet
+    load_index: int
+    base_mva: float
+    ybus: sparse.csc_matrix
+    yf: sparse.csr_matrix
+    yt: sparse.csr_matrix
+    sbus0: np.ndarray
+    sload: np.ndarray
+    facility_row: int
+    ref: np.ndarray
+    pv: np.ndarray
+    pq: np.ndarray
+    v0: np.ndarray
+    bus_row: np.ndarray
+    line_row: np.ndarray
+    trafo_row: np.ndarray
+    f_kv: np.ndarray
+    t_kv: np.ndarray
+    ext_grid_offset_mw: float
+    fast_reason: str | None
+
+
+def _run_base(net: pp.pandapowerNet) -> None:
+    try:
+        pp.runpp(
+            net, lightsim2grid=False, tolerance_mva=TOLERANCE_MVA, max_iteration=MAX_ITERATION
+        )
+    except pp.LoadflowNotConverged:
+        raise InputError(
+            "the network does not converge even without the facility (pandapower.runpp, "
+            f"{MAX_ITERATION} iterations): fix the network first (check loads, generator "
+            "set-points and the slack) before attaching a facility."
+        ) from None
+
+
+def _fast_reason(net: pp.pandapowerNet) -> str | None:
+    """Why the fast engines cannot reproduce runpp on ``net`` (None when they can)."""
+    try:
+        import lightsim2grid  # noqa: F401
+    except ImportError:
+        return "lightsim2grid is not installed (pip install 'aiload[fast]')"
+    loads = net.load[net.load.in_service]
+    dep = [c for c in loads.columns if c.startswith("const_") and c.endswith("_percent")]
+    if dep and (loads[dep].fillna(0.0).to_numpy() != 0).any():
+        return "voltage-dependent (const_z/const_i) loads are present"
+    if int(net.ext_grid.in_service.sum()) != 1:
+        return f"{int(net.ext_grid.in_service.sum())} in-service ext_grids (need exactly 1)"
+    if "slack" in net.gen and bool((net.gen.slack & net.gen.in_service).any()):
+        return "a generator is a slack (only one ext_grid slack is supported)"
+    return None
+
+
+def prepare(net: pp.pandapowerNet, load_index: int) -> Model:
+    """Solve ``net`` once (facility at 0 MW) and keep pandapower's internal matrices.
+
+    ``net`` is a copy made by :func:`grid.attach.attach`; it is solved in place.
+    """
+    net.load.at[load_index, "p_mw"] = 0.0
+    net.load.at[load_index, "q_mvar"] = 0.0
+    _run_base(net)
+    ppc = net._ppc
+    internal = ppc["internal"]
+    base_mva = float(ppc["baseMVA"])
+    lookup = net._pd2ppc_lookups["bus"]
+    n_ppci = internal["Ybus"].shape[0]
+
+    bus_row = lookup[net.bus.index.to_numpy()]
+    bus_row = np.where((bus_row >= 0) & (bus_row < n_ppci), bus_row, -1)
+    bus_row[~net.bus.in_service.to_numpy()] = -1
+
+    # per-ppci-bus sum of the existing loads, the part the background profile scales
+    loads = net.load.drop(index=load_index)
+    loads = loads[loads.in_service]
+    s_load = (loads.p_mw * loads.scaling + 1j * loads.q_mvar * loads.scaling).to_numpy()
+    rows = lookup[loads.bus.to_numpy()]
+    sload = np.zeros(n_ppci, dtype=complex)
+    ok = (rows >= 0) & (rows < n_ppci)
+    np.add.at(sload, rows[ok], s_load[ok] / base_mva)
+
+    # ppc branch rows -> ppci rows (out-of-service branches are dropped in ppci)
+    branch_is = internal["branch_is"]
+    ppci_of_ppc = np.full(len(branch_is), -1)
+    ppci_of_ppc[branch_is] = np.arange(int(branch_is.sum()))
+    brl = net._pd2ppc_lookups["branch"]
+    line_row = ppci_of_ppc[slice(*brl["line"])] if "line" in brl else np.zeros(0, int)
+    trafo_row = ppci_of_ppc[slice(*brl["trafo"])] if "trafo" in brl else np.zeros(0, int)
+    branch = internal["branch"]
+    base_kv = internal["bus"][:, 9].real  # BASE_KV
+    f_kv = base_kv[branch[:, 0].real.astype(int)]
+    t_kv = base_kv[branch[:, 1].real.astype(int)]
+
+    v0 = internal["V"].copy()
+    sbus0 = internal["Sbus"].copy()
+    ref = np.asarray(internal["ref"], dtype=np.int64)
+    model = Model(
+        net=net,
+        load_index=load_index,
+        base_mva=base_mva,
+        ybus=sparse.csc_matrix(internal["Ybus"]),
+        yf=sparse.csr_matrix(internal["Yf"]),
+        yt=sparse.csr_matrix(internal["Yt"]),
+        sbus0=sbus0,
+        sload=sload,
+        facility_row=int(bus_row[net.bus.index.get_loc(net.load.at[load_index, "bus"])]),
+        ref=ref,
+        pv=np.asarray(internal["pv"], dtype=np.int64),
+        pq=np.asarray(internal["pq"], dtype=np.int64),
+        v0=v0,
+        bus_row=bus_row,
+        line_row=line_row,
+        trafo_row=trafo_row,
+        f_kv=f_kv,
+        t_kv=t_kv,
+        ext_grid_offset_mw=0.0,
+        fast_reason=_fast_reason(net),
+    )
+    if len(ref) == 1 and len(net.ext_grid):
+        p_calc = _slack_p_calc(model, v0[None, :], sbus0[None, :])[0]
+        model.ext_grid_offset_mw = float(net.res_ext_grid.p_mw.sum()) - p_calc
+    return model
+
+
+def _slack_p_calc(model: Model, v: np.ndarray, sbus: np.ndarray) -> np.ndarray:
+    """Active power the slack bus must inject beyond its scheduled Sbus [MW], per step."""
+    r = model.ref[0]
+    i_ref = (model.ybus[[r], :] @ v.T).ravel()
+    p_inj = (v[:, r] * np.conj(i_ref)).real
+    return (p_inj - sbus[:, r].real) * model.base_mva
+
+
+def injections(model: Model, p_mw: np.ndarray, q_mvar: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Bus injections of every step [pu], shape (steps, buses)."""
+    sbus = np.repeat(model.sbus0[None, :], len(p_mw), axis=0)
+    sbus -= (scale[:, None] - 1.0) * model.sload[None, :]
+    if model.facility_row >= 0:  # an islanded facility bus draws nothing from the grid
+        sbus[:, model.facility_row] -= (p_mw + 1j * q_mvar) / model.base_mva
+    return sbus
+
+
+def solve_newton(
+    model: Model, p_mw: np.ndarray, q_mvar: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Solve every step with pandapower's matrices and lightsim2grid's Newton solver.
+
+    Returns complex voltages [pu] (steps x ppci buses; NaN where not converged) and the
+    per-step convergence flags.
+    """
+    from lightsim2grid.algorithm import NRSing_KLU
+
+    solver = NRSing_KLU()
+    sbus = injections(model, p_mw, q_mvar, scale)
+    n = len(p_mw)
+    out = np.full((n, len(model.v0)), np.nan + 0j)
+    converged = np.zeros(n, dtype=bool)
+    weights = np.zeros(len(model.v0))
+    v_start = model.v0
+    for k in range(n):
+        solver.solve(model.ybus, v_start, sbus[k], model.ref, weights, model.pv, model.pq,
+                     MAX_ITERATION, TOLERANCE_MVA)
+        if solver.converged():
+            converged[k] = True
+            out[k] = solver.get_V()
+            v_start = out[k]
+        else:
+            # a failed step must not poison the warm start of the next one
+            v_start = model.v0
+    return out, converged
+
+
+def solve_lightsim2grid(
+    model: Model, p_mw: np.ndarray, q_mvar: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | str:
+    """Solve all steps in one lightsim2grid ``TimeSeriesCPP`` call.
+
+    Returns (voltages, converged) like :func:`solve_newton`, or a string saying why the
+    batch result cannot be trusted on this network (the caller falls back).
+    """
+    from lightsim2grid.lightsim2grid_cpp import TimeSeriesCPP
+    from lightsim2grid.network import init_from_pandapower
+
+    net = copy.deepcopy(model.net)
+    if not net.bus.index.equals(net.bus.index.__class__(range(len(net.bus)))):
+        return "bus index is not 0..n-1 (needed to map lightsim2grid buses)"
+    # the direct converter ignores switches: open line switches become lines out of service
+    open_l = net.switch[(net.switch.et == "l") & ~net.switch.closed.astype(bool)]
+    net.line.loc[open_l.element.unique(), "in_service"] = False
+    try:
+        with warnings.catch_warnings():
+            # the converter warns about NaN tap columns it fills and the slack it adds
+            warnings.simplefilter("ignore", UserWarning)
+            lsgrid = init_from_pandapower(net)
+    except Exception as exc:  # any converter failure means: use the exact engine
+        return f"lightsim2grid converter failed: {exc}"
+    n = len(p_mw)
+    load_p = np.tile((net.load.p_mw * net.load.scaling).to_numpy(), (n, 1))
+    load_q = np.tile((net.load.q_mvar * net.load.scaling).to_numpy(), (n, 1))
+    others = np.flatnonzero(net.load.index != model.load_index)
+    load_p[:, others] *= scale[:, None]
+    load_q[:, others] *= scale[:, None]
+    pos = net.load.index.get_loc(model.load_index)
+    load_p[:, pos] = p_mw
+    load_q[:, pos] = q_mvar
+    gen_p = np.tile(
+        np.r_[(net.gen.p_mw * net.gen.scaling).to_numpy(), net.res_ext_grid.p_mw.to_numpy()],
+        (n, 1),
+    )
+    sgen_p = np.tile((net.sgen.p_mw * net.sgen.scaling).to_numpy(), (n, 1))
+    vinit = np.ones(lsgrid.total_bus(), dtype=complex)
+    vinit[: len(net.bus)] = net.res_bus.vm_pu.fillna(1.0).to_numpy() * np.exp(
+        1j * np.deg2rad(net.res_bus.va_degree.fillna(0.0).to_numpy())
+    )
+    ts = TimeSeriesCPP(lsgrid)
+    status = ts.compute_Vs(
+        np.ascontiguousarray(gen_p), np.ascontiguousarray(sgen_p),
+        np.ascontiguousarray(load_p), np.ascontiguousarray(load_q),
+        vinit, MAX_ITERATION, TOLERANCE_MVA,
+    )
+    if status != 1:
+        return "lightsim2grid batch run stopped at a step that did not converge"
+    v_pos = np.asarray(ts.get_voltages())[:, : len(net.bus)]
+    out = np.full((n, len(model.v0)), np.nan + 0j)
+    ok = model.bus_row >= 0
+    out[:, model.bus_row[ok]] = v_pos[:, ok]
+    # trust the batch result only where it reproduces pandapower's own matrices
+    sample = np.unique([0, int(np.argmax(p_mw)), int(np.argmin(p_mw)), n - 1])
+    v_ref, conv = solve_newton(model, p_mw[sample], q_mvar[sample], scale[sample])
+    if not conv.all():
+        return "the exact engine did not converge at a sampled step"
+    diff = float(np.nanmax(np.abs(np.abs(out[sample]) - np.abs(v_ref))))
+    if not diff <= AGREEMENT_PU:
+        return (f"lightsim2grid's converted grid differs from pandapower's by {diff:.2e} pu "
+                f"(> {AGREEMENT_PU:g} pu) at sampled steps")
+    return out, np.ones(n, dtype=bool)
+
+
+def solve_runpp(
+    model: Model, p_mw: np.ndarray, q_mvar: np.ndarray, scale: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Reference: ``pandapower.runpp`` once per step on a copy of the net."""
+    net = copy.deepcopy(model.net)
+    others = net.load.index != model.load_index
+    base_p = net.load.p_mw.to_numpy().copy()
+    base_q = net.load.q_mvar.to_numpy().copy()
+    n = len(p_mw)
+    out = np.full((n, len(model.v0)), np.nan + 0j)
+    converged = np.zeros(n, dtype=bool)
+    ok = model.bus_row >= 0
+    for k in range(n):
+        p = np.where(others, base_p * scale[k], 0.0)
+        q = np.where(others, base_q * scale[k], 0.0)
+        net.load["p_mw"] = p
+        net.load["q_mvar"] = q
+        net.load.at[model.load_index, "p_mw"] = p_mw[k]
+        net.load.at[model.load_index, "q_mvar"] = q_mvar[k]
+        try:
+            pp.runpp(net, lightsim2grid=False, tolerance_mva=TOLERANCE_MVA,
+                     max_iteration=MAX_ITERATION)
+        except pp.LoadflowNotConverged:
+            continue
+        converged[k] = True
+        vm = net.res_bus.vm_pu.to_numpy()[ok]
+        va = np.deg2rad(net.res_bus.va_degree.to_numpy()[ok])
+        out[k, model.bus_row[ok]] = vm * np.exp(1j * va)
+    return out, converged
+
+
+def flows(model: Model, v: np.ndarray, p_mw: np.ndarray, q_mvar: np.ndarray,
+          scale: np.ndarray) -> dict[str, np.ndarray]:
+    """Quantities ``runpp`` reports, computed from voltages as pandapower does.
+
+    Returns arrays (steps x element): ``vm_pu`` [pu] per net.bus row, ``line_loading_percent``
+    and ``trafo_loading_percent`` [%], and ``ext_grid_p_mw`` [MW] (steps,).
+    """
+    net = model.net
+    n = v.shape[0]
+    vm = np.full((n, len(net.bus)), np.nan)
+    ok = model.bus_row >= 0
+    vm[:, ok] = np.abs(v[:, model.bus_row[ok]])
+    i_f = np.abs((model.yf @ v.T).T) * model.base_mva / (np.sqrt(3) * model.f_kv)
+    i_t = np.abs((model.yt @ v.T).T) * model.base_mva / (np.sqrt(3) * model.t_kv)
+
+    def rows(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        a = np.full((n, len(r)), np.nan)
+        b = np.full((n, len(r)), np.nan)
+        live = r >= 0
+        a[:, live] = i_f[:, r[live]]
+        b[:, live] = i_t[:, r[live]]
+        return a, b
+
+    lf, lt = rows(model.line_row)
+    line = net.line
+    i_max = (line.max_i_ka * line.df * line.parallel).to_numpy()
+    line_loading = np.fmax(lf, lt) / i_max * 100.0
+    line_loading[:, ~line.in_service.to_numpy()] = 0.0
+    tf, tt = rows(model.trafo_row)
+    tr = net.trafo
+    trafo_loading = (
+        np.fmax(tf * tr.vn_hv_kv.to_numpy(), tt * tr.vn_lv_kv.to_numpy()) * np.sqrt(3)
+        / tr.sn_mva.to_numpy() * 100.0 / (tr.parallel * tr.df).to_numpy()
+    )
+    trafo_loading[:, ~tr.in_service.to_numpy()] = 0.0
+    if len(model.ref) == 1:
+        sbus = injections(model, p_mw, q_mvar, scale)
+        ext = _slack_p_calc(model, v, sbus) + model.ext_grid_offset_mw
+    else:
+        ext = np.full(n, np.nan)
+    return {
+        "vm_pu": vm,
+        "line_loading_percent": line_loading,
+        "trafo_loading_percent": trafo_loading,
+        "ext_grid_p_mw": ext,
+    }

@@ -1,0 +1,173 @@
+"""Hosting capacity: the largest facility a bus can take within the limits."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandapower as pp
+import pandas as pd
+
+from aiload.errors import InputError
+from grid import engines
+from grid.attach import attach, check_bus, check_power_factor, q_mvar
+from grid.limits import Limits
+
+__all__ = ["HostingCapacity", "hosting_capacity", "worst_violation"]
+
+
+@dataclass(frozen=True)
+class HostingCapacity:
+    """Result of :func:`hosting_capacity`.
+
+    Attributes
+    ----------
+    p_mw : float
+        Largest facility active power with no violation at any step [MW] (within
+        ``tolerance_mw``).
+    bus : int
+        The facility's bus.
+    element : str
+        The binding element just above ``p_mw`` (``"bus 5"``, ``"line 3"``, ``"trafo 0"``,
+        or ``"power flow"`` when the flow stops converging: voltage collapse).
+    quantity : str
+        ``vm_pu``, ``loading_percent`` or ``converged``.
+    value : float
+        The binding quantity just above ``p_mw`` [pu or %].
+    limit : float
+        Its limit [pu or %].
+    time : pandas.Timestamp or None
+        The step that binds (the worst hour) when a background series was given.
+    tolerance_mw : float
+        Width of the final bisection bracket [MW].
+    """
+
+    p_mw: float
+    bus: int
+    element: str
+    quantity: str
+    value: float
+    limit: float
+    time: pd.Timestamp | None
+    tolerance_mw: float
+
+
+def worst_violation(out: dict[str, np.ndarray], converged: np.ndarray, limits: Limits,
+                    columns: dict[str, pd.Index]) -> tuple[int, str, str, float, float] | None:
+    """The largest relative limit exceedance over all steps, or None when there is none.
+
+    Returns (step, element, quantity, value, limit); a non-converged step outranks all.
+    """
+    if not converged.all():
+        return int(np.flatnonzero(~converged)[0]), "power flow", "converged", 0.0, 1.0
+    checks = [
+        ("bus", "vm_pu", out["vm_pu"], limits.vm_min_pu, -1.0),
+        ("bus", "vm_pu", out["vm_pu"], limits.vm_max_pu, 1.0),
+        ("line", "loading_percent", out["line_loading_percent"], limits.loading_max_percent, 1.0),
+        ("trafo", "loading_percent", out["trafo_loading_percent"], limits.loading_max_percent,
+         1.0),
+    ]
+    best = None
+    for kind, quantity, values, limit, sign in checks:
+        if values.size == 0:
+            continue
+        excess = np.nan_to_num(sign * (values - limit) / limit, nan=-np.inf)
+        k, j = np.unravel_index(int(np.argmax(excess)), excess.shape)
+        if excess[k, j] > 0 and (best is None or excess[k, j] > best[0]):
+            best = (excess[k, j], int(k), f"{kind} {columns[kind][j]}", quantity,
+                    float(values[k, j]), float(limit))
+    return None if best is None else best[1:]
+
+
+def hosting_capacity(
+    net: pp.pandapowerNet,
+    *,
+    bus: int,
+    limits: Limits | None = None,
+    power_factor: float = 0.99,
+    background: pd.Series | None = None,
+    p_max_mw: float = 10_000.0,
+    tolerance_mw: float = 0.01,
+) -> HostingCapacity:
+    """Largest constant facility load at ``bus`` that violates no limit, by bisection.
+
+    Parameters
+    ----------
+    net : pandapower.pandapowerNet
+        The network; never modified.
+    bus : int
+        Index of the connection bus in ``net.bus``.
+    limits : Limits, optional
+        Voltage band [pu] and loading limit [%]; default ``Limits()``.
+    power_factor : float
+        Lagging power factor of the facility [-], in (0, 1].
+    background : pandas.Series, optional
+        Multipliers [-] of the existing loads over time (e.g. hourly for a year). The
+        capacity must hold at every step: the worst hour decides.
+    p_max_mw : float
+        Upper end of the search [MW]; the bracket grows from 1 MW by doubling.
+    tolerance_mw : float
+        Bisection stops when the bracket is narrower than this [MW].
+
+    Returns
+    -------
+    HostingCapacity
+        Capacity [MW] and the binding constraint just above it. A step that stops
+        converging counts as a violation (voltage collapse).
+
+    Examples
+    --------
+    >>> import grid
+    >>> hc = grid.hosting_capacity(grid.networks.load("cigre_mv"), bus=5)
+    >>> hc.p_mw > 0
+    True
+    """
+    bus = check_bus(net, bus)
+    pf = check_power_factor(power_factor)
+    limits = limits if limits is not None else Limits()
+    if not (tolerance_mw > 0 and p_max_mw > tolerance_mw):
+        raise InputError(f"need 0 < tolerance_mw < p_max_mw, got {tolerance_mw}, {p_max_mw}.")
+    if background is None:
+        scale = np.ones(1)
+        times = None
+    else:
+        if not isinstance(background, pd.Series) or len(background) == 0:
+            raise InputError("background: expected a non-empty pandas Series of multipliers [-].")
+        scale = background.to_numpy(dtype=np.float64)
+        if not np.all(np.isfinite(scale)) or (scale < 0).any():
+            raise InputError("background: multipliers must be finite and non-negative.")
+        times = background.index
+    work, load_index = attach(net, bus, power_factor=pf)
+    model = engines.prepare(work, load_index)
+    solver = engines.solve_runpp if model.fast_reason else engines.solve_newton
+    columns = {"bus": net.bus.index, "line": net.line.index, "trafo": net.trafo.index}
+
+    def check(p: float):
+        p_arr = np.full(len(scale), p)
+        v, conv = solver(model, p_arr, q_mvar(p_arr, pf), scale)
+        return worst_violation(engines.flows(model, v, p_arr, q_mvar(p_arr, pf), scale), conv,
+                               limits, columns)
+
+    at_zero = check(0.0)
+    if at_zero is not None:
+        k, element, quantity, value, limit = at_zero
+        return HostingCapacity(0.0, bus, element, quantity, value, limit,
+                               None if times is None else times[k], tolerance_mw)
+    lo, hi = 0.0, 1.0
+    worst = check(hi)
+    while worst is None:
+        lo, hi = hi, min(2 * hi, p_max_mw)
+        if lo >= p_max_mw:
+            raise InputError(f"bus {bus} hosts more than p_max_mw={p_max_mw} MW without a "
+                             "violation; raise p_max_mw.")
+        worst = check(hi)
+    while hi - lo > tolerance_mw:
+        mid = 0.5 * (lo + hi)
+        found = check(mid)
+        if found is None:
+            lo = mid
+        else:
+            hi, worst = mid, found
+    k, element, quantity, value, limit = worst
+    return HostingCapacity(lo, bus, element, quantity, value, limit,
+                           None if times is None else times[k], tolerance_mw)

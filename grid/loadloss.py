@@ -1,0 +1,119 @@
+"""Load-loss events: the whole facility dropping off the network at once."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandapower as pp
+import pandas as pd
+
+from aiload.errors import InputError
+from grid import engines
+from grid.attach import attach, check_bus, check_power_factor, q_mvar
+
+__all__ = ["LoadLoss", "load_loss"]
+
+
+@dataclass(frozen=True)
+class LoadLoss:
+    """Steady state before and after the facility trips.
+
+    Attributes
+    ----------
+    p_mw : float
+        Facility active power lost [MW].
+    vm_pre_pu, vm_post_pu : pandas.Series
+        Bus voltages with and without the facility [pu] (index: ``net.bus``).
+    dv_pu : pandas.Series
+        ``vm_post_pu - vm_pre_pu`` [pu]: the voltage rise at every bus.
+    largest_rise_bus : int
+        Bus with the largest rise.
+    largest_rise_pu : float
+        That rise [pu].
+    lines_relieved : pandas.DataFrame
+        Lines whose loading falls: ``loading_pre_percent``, ``loading_post_percent``,
+        ``change_percent`` [%], largest relief first.
+    sensitivity_pu_per_mw : pandas.Series
+        dV/dP of every bus voltage per MW of facility swing at ``p_mw`` [pu/MW]
+        (central difference of two power flows, step ``dp_mw``; negative: more load,
+        lower voltage).
+    dp_mw : float
+        Finite-difference step [MW].
+    """
+
+    p_mw: float
+    vm_pre_pu: pd.Series
+    vm_post_pu: pd.Series
+    dv_pu: pd.Series
+    largest_rise_bus: int
+    largest_rise_pu: float
+    lines_relieved: pd.DataFrame
+    sensitivity_pu_per_mw: pd.Series
+    dp_mw: float
+
+
+def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: float = 0.99,
+              dp_mw: float | None = None) -> LoadLoss:
+    """Voltages and line loadings before and after the facility at ``bus`` trips.
+
+    Parameters
+    ----------
+    net : pandapower.pandapowerNet
+        The network; never modified.
+    bus : int
+        The facility's bus.
+    p_mw : float
+        Facility active power before the event [MW], >= 0.
+    power_factor : float
+        Lagging power factor of the facility [-], in (0, 1].
+    dp_mw : float, optional
+        Step of the dV/dP central difference [MW]; default ``max(0.01 * p_mw, 0.01)``.
+
+    Returns
+    -------
+    LoadLoss
+
+    Raises
+    ------
+    aiload.errors.InputError
+        Bad bus/power factor/power, or a network that does not converge with the facility.
+
+    Examples
+    --------
+    >>> import grid
+    >>> ev = grid.load_loss(grid.networks.load("cigre_mv"), bus=5, p_mw=5.0)
+    >>> ev.largest_rise_pu > 0
+    True
+    """
+    bus = check_bus(net, bus)
+    pf = check_power_factor(power_factor)
+    if not (isinstance(p_mw, (int, float)) and np.isfinite(p_mw) and p_mw >= 0):
+        raise InputError(f"p_mw: expected a finite facility power >= 0 [MW], got {p_mw!r}.")
+    dp = float(dp_mw) if dp_mw is not None else max(0.01 * p_mw, 0.01)
+    if not dp > 0:
+        raise InputError(f"dp_mw: expected a positive step [MW], got {dp_mw!r}.")
+    work, load_index = attach(net, bus, power_factor=pf)
+    model = engines.prepare(work, load_index)
+    p = np.array([p_mw, 0.0, p_mw + dp, max(p_mw - dp, 0.0)])
+    solver = engines.solve_runpp if model.fast_reason else engines.solve_newton
+    v, conv = solver(model, p, q_mvar(p, pf), np.ones(len(p)))
+    if not conv.all():
+        raise InputError(
+            f"the power flow with {p_mw} MW at bus {bus} does not converge; the network cannot "
+            "carry this facility at all (see grid.hosting_capacity)."
+        )
+    out = engines.flows(model, v, p, q_mvar(p, pf), np.ones(len(p)))
+    idx = net.bus.index
+    pre = pd.Series(out["vm_pu"][0], idx, name="vm_pre_pu")
+    post = pd.Series(out["vm_pu"][1], idx, name="vm_post_pu")
+    dv = (post - pre).rename("dv_pu")
+    sens = pd.Series((out["vm_pu"][2] - out["vm_pu"][3]) / (p[2] - p[3]), idx,
+                     name="sensitivity_pu_per_mw")
+    lines = pd.DataFrame({"loading_pre_percent": out["line_loading_percent"][0],
+                          "loading_post_percent": out["line_loading_percent"][1]},
+                         index=net.line.index)
+    lines["change_percent"] = lines.loading_post_percent - lines.loading_pre_percent
+    relieved = lines[lines.change_percent < 0].sort_values("change_percent")
+    rise_bus = int(dv.idxmax())
+    return LoadLoss(float(p_mw), pre, post, dv, rise_bus, float(dv.max()), relieved, sens, dp)

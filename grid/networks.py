@@ -1,0 +1,83 @@
+"""Standard and user power networks as pandapower nets.
+
+``load("cigre_mv")`` returns a fresh pandapower net each call, so studies can never leak
+changes into each other. User networks are read with pandapower's own readers: pandapower
+JSON, MATPOWER ``.m``/``.mat`` (via :mod:`pandapower.converter`).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Callable
+from pathlib import Path
+
+import pandapower as pp
+import pandapower.networks as pn
+
+from aiload.errors import InputError
+
+__all__ = ["load", "available"]
+
+
+def _cigre_mv() -> pp.pandapowerNet:
+    return pn.create_cigre_network_mv(with_der=False)
+
+
+_NETWORKS: dict[str, tuple[Callable[[], pp.pandapowerNet], str]] = {
+    "cigre_mv": (_cigre_mv, "CIGRE MV benchmark, 20 kV, 15 buses (no DER)"),
+    "cigre_hv": (pn.create_cigre_network_hv, "CIGRE HV benchmark, 220/380 kV, 13 buses"),
+    "case33bw": (pn.case33bw, "IEEE 33-bus radial distribution feeder (Baran & Wu), 12.66 kV"),
+    "case118": (pn.case118, "IEEE 118-bus transmission system"),
+    "case300": (pn.case300, "IEEE 300-bus transmission system"),
+}
+
+
+def available() -> dict[str, str]:
+    """Names of the bundled networks with a one-line description each."""
+    return {name: desc for name, (_, desc) in _NETWORKS.items()}
+
+
+def load(name_or_path: str | Path) -> pp.pandapowerNet:
+    """Load a standard network by name, or a user network from a file.
+
+    Parameters
+    ----------
+    name_or_path : str or pathlib.Path
+        One of :func:`available` (``"cigre_mv"``, ``"cigre_hv"``, ``"case33bw"``,
+        ``"case118"``, ``"case300"``), or a path to a pandapower JSON file (``.json``) or a
+        MATPOWER case (``.m`` or ``.mat``).
+
+    Returns
+    -------
+    pandapower.pandapowerNet
+        A new net; element powers in [MW]/[MVAr], voltages in [kV].
+
+    Examples
+    --------
+    >>> from grid import networks
+    >>> net = networks.load("cigre_mv")
+    >>> len(net.bus)
+    15
+    """
+    key = str(name_or_path)
+    if key in _NETWORKS:
+        return _NETWORKS[key][0]()
+    path = Path(key)
+    suffix = path.suffix.lower()
+    if suffix in {".json", ".m", ".mat"}:
+        if not path.is_file():
+            raise InputError(
+                f"network file {str(path)!r} does not exist; give an existing pandapower JSON or "
+                "MATPOWER .m/.mat file, or one of the names " + ", ".join(_NETWORKS) + "."
+            )
+        if suffix == ".json":
+            return pp.from_json(str(path))
+        from pandapower.converter import from_mpc
+
+        return from_mpc(str(path))
+    hint = difflib.get_close_matches(key.lower(), list(_NETWORKS), n=1, cutoff=0.5)
+    did_you_mean = f" Did you mean {hint[0]!r}?" if hint else ""
+    raise InputError(
+        f"unknown network {key!r}.{did_you_mean} Available names: {', '.join(_NETWORKS)}; "
+        "or give a path to a pandapower .json or MATPOWER .m/.mat file."
+    )

@@ -1,0 +1,260 @@
+"""Time-series power flow of a network with a facility load at one bus."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandapower as pp
+import pandas as pd
+
+from aiload.errors import InputError
+from grid import engines
+from grid.attach import attach, check_bus, check_power_factor, facility_mw, q_mvar
+from grid.limits import Limits
+
+__all__ = ["GridResult", "timeseries", "ENGINES"]
+
+log = logging.getLogger(__name__)
+
+ENGINES = ("auto", "lightsim2grid", "newton", "runpp")
+
+
+@dataclass(frozen=True)
+class GridResult:
+    """Results of :func:`timeseries`, all on the facility series' index.
+
+    Attributes
+    ----------
+    vm_pu : pandas.DataFrame
+        Bus voltage magnitude [pu], time x ``net.bus`` index (NaN for out-of-service buses
+        and for steps that did not converge).
+    line_loading_percent : pandas.DataFrame
+        Line loading [%] of the rated current (``max_i_ka * df * parallel``), time x line.
+    trafo_loading_percent : pandas.DataFrame
+        Transformer loading [%] of the rated current, time x trafo.
+    ext_grid_p_mw : pandas.Series
+        Active power drawn from the external grid (slack) [MW], per step.
+    converged : pandas.Series
+        Whether the power flow converged at each step (bool).
+    facility_mw : pandas.Series
+        The facility's active power used at each step [MW].
+    bus : int
+        The facility's bus.
+    engine : str
+        The engine that produced the results (``"lightsim2grid"``, ``"newton"``, ``"runpp"``).
+    engine_reason : str
+        Why that engine was used (the fallback reason under ``engine="auto"``).
+    limits : Limits
+        The limits used by :meth:`violations` when none are given.
+    """
+
+    vm_pu: pd.DataFrame
+    line_loading_percent: pd.DataFrame
+    trafo_loading_percent: pd.DataFrame
+    ext_grid_p_mw: pd.Series
+    converged: pd.Series
+    facility_mw: pd.Series
+    bus: int
+    engine: str
+    engine_reason: str = ""
+    limits: Limits = field(default_factory=Limits)
+
+    @property
+    def failed_steps(self) -> pd.DatetimeIndex:
+        """Labels of the steps whose power flow did not converge."""
+        return self.converged.index[~self.converged.to_numpy()]
+
+    def violations(self, limits: Limits | None = None) -> pd.DataFrame:
+        """Every limit violation as a table.
+
+        Parameters
+        ----------
+        limits : Limits, optional
+            Voltage band [pu] and loading limit [%]; default: the limits given to
+            :func:`timeseries` (or ``Limits()``).
+
+        Returns
+        -------
+        pandas.DataFrame
+            Columns ``time``, ``element`` (e.g. ``"bus 5"``, ``"line 3"``, ``"trafo 0"``,
+            ``"power flow"``), ``quantity`` (``vm_pu``, ``loading_percent``, ``converged``),
+            ``value``, ``limit``; sorted by time. A non-converged step appears as one row
+            with quantity ``converged`` (value 0, limit 1).
+        """
+        lim = limits if limits is not None else self.limits
+        parts = []
+
+        def collect(frame: pd.DataFrame, kind: str, quantity: str, mask: pd.DataFrame,
+                    limit: float) -> None:
+            stacked = frame.where(mask).stack()
+            if len(stacked):
+                times, elements = zip(*stacked.index, strict=True)
+                parts.append(pd.DataFrame({
+                    "time": times, "element": [f"{kind} {e}" for e in elements],
+                    "quantity": quantity, "value": stacked.to_numpy(), "limit": limit,
+                }))
+
+        collect(self.vm_pu, "bus", "vm_pu", self.vm_pu < lim.vm_min_pu, lim.vm_min_pu)
+        collect(self.vm_pu, "bus", "vm_pu", self.vm_pu > lim.vm_max_pu, lim.vm_max_pu)
+        for frame, kind in ((self.line_loading_percent, "line"),
+                            (self.trafo_loading_percent, "trafo")):
+            collect(frame, kind, "loading_percent", frame > lim.loading_max_percent,
+                    lim.loading_max_percent)
+        failed = self.failed_steps
+        if len(failed):
+            parts.append(pd.DataFrame({"time": failed, "element": "power flow",
+                                       "quantity": "converged", "value": 0.0, "limit": 1.0}))
+        if not parts:
+            return pd.DataFrame({"time": pd.Series([], dtype=self.vm_pu.index.dtype),
+                                 "element": pd.Series([], dtype=object),
+                                 "quantity": pd.Series([], dtype=object),
+                                 "value": pd.Series([], dtype=float),
+                                 "limit": pd.Series([], dtype=float)})
+        out = pd.concat(parts, ignore_index=True)
+        return out.sort_values(["time", "element"], kind="stable").reset_index(drop=True)
+
+
+def _background_scale(background: pd.Series | None, index: pd.DatetimeIndex) -> np.ndarray:
+    if background is None:
+        return np.ones(len(index))
+    if not isinstance(background, pd.Series):
+        raise InputError(
+            f"background: expected a pandas Series of multipliers [-] of the existing loads on "
+            f"the facility series' index, got {type(background).__name__}."
+        )
+    if not background.index.equals(index):
+        raise InputError(
+            f"background: its index ({len(background)} labels, from "
+            f"{background.index[0] if len(background) else None}) differs from the facility "
+            f"series' ({len(index)} labels, from {index[0]}); align it first, e.g. "
+            "background.reindex(load_mw.index)."
+        )
+    values = background.to_numpy(dtype=np.float64)
+    if not np.all(np.isfinite(values)) or (values < 0).any():
+        raise InputError("background: multipliers must be finite and non-negative.")
+    return values
+
+
+def solve(model: engines.Model, p_mw: np.ndarray, q: np.ndarray, scale: np.ndarray,
+          engine: str) -> tuple[dict[str, np.ndarray], np.ndarray, str, str]:
+    """Run ``engine`` on a prepared model; return (flows, converged, engine used, reason)."""
+    if engine not in ENGINES:
+        raise InputError(f"engine: expected one of {ENGINES}, got {engine!r}.")
+    reason = ""
+    used = engine
+    if engine in ("auto", "lightsim2grid", "newton") and model.fast_reason:
+        if engine != "auto":
+            raise InputError(f"engine={engine!r} cannot run this network: {model.fast_reason}; "
+                             "use engine='runpp' (or 'auto' to fall back).")
+        reason = f"runpp used: {model.fast_reason}"
+        log.info("grid.timeseries: %s", reason)
+        used = "runpp"
+    result = None
+    if used in ("auto", "lightsim2grid"):
+        out = engines.solve_lightsim2grid(model, p_mw, q, scale)
+        if isinstance(out, str):
+            if used == "lightsim2grid":
+                raise InputError(f"engine='lightsim2grid' cannot be trusted here: {out}; "
+                                 "use engine='auto' or 'newton'.")
+            reason = f"newton used: {out}"
+            log.info("grid.timeseries: %s", reason)
+            used = "newton"
+        else:
+            result, used = out, "lightsim2grid"
+    if used in ("auto", "newton"):
+        used = "newton"
+        result = engines.solve_newton(model, p_mw, q, scale)
+    if used == "runpp":
+        result = engines.solve_runpp(model, p_mw, q, scale)
+    v, converged = result
+    return engines.flows(model, v, p_mw, q, scale), converged, used, reason
+
+
+def timeseries(
+    net: pp.pandapowerNet,
+    load_mw: pd.Series | object,
+    *,
+    bus: int,
+    power_factor: float = 0.99,
+    background: pd.Series | None = None,
+    engine: str = "auto",
+    limits: Limits | None = None,
+) -> GridResult:
+    """Power flow of every step of a facility series attached at ``bus``.
+
+    Parameters
+    ----------
+    net : pandapower.pandapowerNet
+        The network; never modified (a copy receives the facility load).
+    load_mw : pandas.Series or FacilityLoad
+        Interval-mean facility power on a tz-aware, fixed-step index [MW]. A Series named
+        ``*_kw`` or a ``FacilityLoad`` (``power["facility_kw"]``) is in [kW] and converted
+        here.
+    bus : int
+        Index of the connection bus in ``net.bus``.
+    power_factor : float
+        Lagging power factor of the facility [-], in (0, 1]; ``q = p * tan(acos(pf))``.
+    background : pandas.Series, optional
+        Multipliers [-] of every existing load's p and q per step (same index as the
+        facility series); default 1 (the loads as in ``net``).
+    engine : {"auto", "lightsim2grid", "newton", "runpp"}
+        ``"auto"`` tries lightsim2grid's batch solver, keeps it only where it agrees with
+        pandapower's own matrices to 1e-6 pu, else uses ``"newton"`` (exact, fast), else
+        ``"runpp"``; the reason is logged and stored in ``GridResult.engine_reason``.
+    limits : Limits, optional
+        Default limits of :meth:`GridResult.violations`.
+
+    Returns
+    -------
+    GridResult
+        Voltages [pu], loadings [%], slack power [MW] and convergence per step. A step
+        that does not converge is NaN and flagged in ``converged`` (and listed by
+        ``violations``); the run continues.
+
+    Raises
+    ------
+    aiload.errors.InputError
+        Before any power flow: a missing bus, a power factor outside (0, 1], a series with
+        gaps, NaN or a naive index, an unknown engine; or when the network does not
+        converge even without the facility.
+
+    Examples
+    --------
+    >>> import pandas as pd, grid
+    >>> net = grid.networks.load("cigre_mv")
+    >>> idx = pd.date_range("2024-01-01", periods=3, freq="h", tz="UTC")
+    >>> res = grid.timeseries(net, pd.Series([1.0, 2.0, 1.5], idx), bus=5)
+    >>> bool(res.converged.all())
+    True
+    """
+    series = facility_mw(load_mw)
+    check_bus(net, bus)
+    pf = check_power_factor(power_factor)
+    if engine not in ENGINES:
+        raise InputError(f"engine: expected one of {ENGINES}, got {engine!r}.")
+    scale = _background_scale(background, series.index)
+    work, load_index = attach(net, bus, power_factor=pf)
+    model = engines.prepare(work, load_index)
+    p = series.to_numpy(dtype=np.float64)
+    out, converged, used, reason = solve(model, p, q_mvar(p, pf), scale, engine)
+    idx = series.index
+    n_bad = int((~converged).sum())
+    if n_bad:
+        log.warning("grid.timeseries: %d of %d steps did not converge (first at %s)",
+                    n_bad, len(idx), idx[~converged][0])
+    return GridResult(
+        vm_pu=pd.DataFrame(out["vm_pu"], index=idx, columns=net.bus.index.copy()),
+        line_loading_percent=pd.DataFrame(out["line_loading_percent"], index=idx,
+                                          columns=net.line.index.copy()),
+        trafo_loading_percent=pd.DataFrame(out["trafo_loading_percent"], index=idx,
+                                           columns=net.trafo.index.copy()),
+        ext_grid_p_mw=pd.Series(out["ext_grid_p_mw"], index=idx, name="ext_grid_p_mw"),
+        converged=pd.Series(converged, index=idx, name="converged"),
+        facility_mw=series,
+        bus=int(bus),
+        engine=used,
+        engine_reason=reason,
+        limits=limits if limits is not None else Limits(),
+    )
