@@ -120,7 +120,10 @@ def _cell(value: Any) -> str:
 
 
 def _kv(mapping: dict[str, Any]) -> str:
-    rows = [(k, json.dumps(v) if isinstance(v, (dict, list)) else v) for k, v in mapping.items()]
+    from scenarios.runner import jsonable
+
+    rows = [(k, json.dumps(jsonable(v)) if isinstance(v, (dict, list)) else v)
+            for k, v in mapping.items()]
     return _table(pd.DataFrame(rows, columns=["quantity", "value"]), max_rows=200)
 
 

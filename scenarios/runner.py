@@ -22,6 +22,8 @@ import numpy as np
 import pandas as pd
 
 import aiload
+from aiload.metrics import summary as metrics_summary
+from aiload.timeseries import energy_kwh
 from scenarios import report, studies
 from scenarios.loader import load_scenario, resolve_source
 from scenarios.schema import Scenario
@@ -79,8 +81,10 @@ def jsonable(value: Any) -> Any:
         return value
     if isinstance(value, Path):
         return str(value)
-    if dataclasses.is_dataclass(value):
-        return jsonable(scalars_of(value))
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (pd.Series, pd.DataFrame)):
+        return f"<table of {len(value)} rows>"
     return str(value)
 
 
@@ -125,7 +129,7 @@ def _stage(name: str, progress: bool) -> float:
 
 
 def _facility_summary(load: Any) -> dict[str, Any]:
-    table = aiload.metrics.summary(load.power["facility_kw"])
+    table = metrics_summary(load.power["facility_kw"])
     return {"metrics": table.to_dict(orient="records"), "table": table}
 
 
@@ -200,7 +204,7 @@ def run_scenario(
         "seed": scenario.facility.seed,
         "inputs": scenario.model_dump(mode="json"),
         "facility": {
-            "energy_kwh": aiload.timeseries.energy_kwh(load.power["facility_kw"]),
+            "energy_kwh": energy_kwh(load.power["facility_kw"]),
             "metrics": fsum["metrics"],
             "meta": getattr(load, "meta", {}),
         },

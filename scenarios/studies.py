@@ -14,8 +14,9 @@ from typing import Any
 
 import pandas as pd
 
-import aiload
 from aiload.errors import InputError
+from aiload.facility import facility
+from aiload.resample import resample
 from scenarios.schema import FacilitySection, GridSection, MicrogridSection, Scenario, SiteSection
 
 __all__ = [
@@ -77,7 +78,7 @@ def facility_kwargs(section: FacilitySection, *, seed: int | None = None,
 
 def run_facility(section: FacilitySection, *, progress: bool = True, **replace: Any):
     """Run ``aiload.facility(preset, ...)`` for the section; returns the ``FacilityLoad``."""
-    return aiload.facility(section.preset, **facility_kwargs(section, progress=progress, **replace))
+    return facility(section.preset, **facility_kwargs(section, progress=progress, **replace))
 
 
 def interval_means_kw(power_kw: pd.Series, freq: str) -> pd.Series:
@@ -95,7 +96,7 @@ def interval_means_kw(power_kw: pd.Series, freq: str) -> pd.Series:
             f"cannot average a {step} facility series to {freq}: the study step must be a whole "
             f"multiple of the facility step. Set facility.freq to {freq} or finer."
         )
-    return aiload.resample(power_kw, freq)
+    return resample(power_kw, freq)
 
 
 # --------------------------------------------------------------------------------- grid

@@ -25,6 +25,7 @@ import pandas as pd
 
 import aiload
 from aiload.errors import InputError
+from aiload.metrics import summary as metrics_summary
 from scenarios import studies
 from scenarios.loader import load_scenario, resolve_source
 from scenarios.runner import jsonable
@@ -119,7 +120,7 @@ def run_task(section: FacilitySection, replicate: int, path: str) -> str:
     load = studies.run_facility(section, progress=False, seed=section.seed + replicate,
                                 replicates=1)
     power = load.power[["facility_kw"]]
-    table = aiload.metrics.summary(power["facility_kw"])
+    table = metrics_summary(power["facility_kw"])
     metrics_path = target.with_name(target.stem + ".metrics.csv")
     _atomic_write(metrics_path, lambda tmp: table.to_csv(tmp, index=False))
     _atomic_write(target, lambda tmp: power.to_parquet(tmp))
@@ -238,6 +239,8 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
         "aiload_version": aiload.__version__,
     })
     _check_plan(out_dir, plan)
+    for stale in (out_dir / "cases").glob("*/.*.partial"):
+        stale.unlink()  # left by a killed run; the task it belonged to is recomputed
     tasks = [(c.facility, k, str(_task_path(out_dir, c, k))) for c in cases
              for k in range(replicates) if not _task_path(out_dir, c, k).is_file()]
     if progress and len(tasks) < len(cases) * replicates:

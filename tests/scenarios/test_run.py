@@ -1,0 +1,125 @@
+"""`aiload run`: bundled scenarios at a short horizon, checked against the library calls."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import aiload
+from aiload.metrics import summary as metrics_summary
+from aiload.resample import resample
+from scenarios.cli import main
+from scenarios.loader import ScenarioError, load_scenario
+from scenarios.runner import run_scenario
+SHORT_END = "2025-01-02T00:00:00Z"  # one day instead of the bundled year
+
+SHORT = {"facility.end": SHORT_END}
+
+
+def library_call(facility_fn, name: str, **extra):
+    sc = load_scenario(name, overrides={**SHORT, **extra})
+    f = sc.facility
+    kw = dict(f.overrides)
+    if f.utilization is not None:
+        kw["utilization"] = f.utilization
+    return facility_fn(f.preset, start=pd.Timestamp(f.start), end=pd.Timestamp(f.end),
+                       freq=f.freq, seed=f.seed, progress=False, **kw)
+
+
+def assert_metrics_equal(records, expected: pd.DataFrame):
+    got = pd.DataFrame(records)
+    assert list(got["metric"]) == list(expected["metric"])
+    a = got["value"].astype(float).to_numpy()
+    b = expected["value"].astype(float).to_numpy()
+    # NaN (a figure the resolution cannot support) is written as null and must stay NaN
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+    np.testing.assert_allclose(a[~np.isnan(a)], b[~np.isnan(b)], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["colocation-10mw", "inference-1mw"])
+def test_nlr_cases_equal_the_library_calls(tmp_path, facility_fn, name):
+    result = run_scenario(name, tmp_path / "out", overrides=SHORT, progress=False)
+    assert {"facility.parquet", "metrics.csv", "summary.json", "report.html"} <= set(result.files)
+    expected = library_call(facility_fn, name)
+    written = pd.read_parquet(tmp_path / "out" / "facility.parquet")
+    cols = ["it_kw", "losses_kw", "cooling_kw", "facility_kw"]
+    pd.testing.assert_frame_equal(written[cols], expected.power[cols], check_freq=False)
+
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["seed"] == 0 and summary["aiload_version"] == aiload.__version__
+    assert_metrics_equal(summary["facility"]["metrics"],
+                         metrics_summary(expected.power["facility_kw"]))
+    # energy by hand: interval means x 60 s
+    by_hand = expected.power["facility_kw"].to_numpy().sum() * 60.0 / 3600.0
+    assert math.isclose(summary["facility"]["energy_kwh"], by_hand, rel_tol=1e-9)
+
+
+def test_failed_run_leaves_old_output_untouched_and_no_partial(tmp_path, facility_fn):
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("old")
+    with pytest.raises(Exception):
+        run_scenario("colocation-10mw", out, progress=False,
+                     overrides={**SHORT, "facility.overrides": {"no_such_option": 1}})
+    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert [p.name for p in tmp_path.iterdir()] == ["out"]
+
+
+def test_bad_file_fails_before_any_computation(tmp_path, monkeypatch):
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the facility model ran before the scenario was validated")
+
+    monkeypatch.setattr(aiload, "facility", must_not_run, raising=False)
+    bad = tmp_path / "bad.toml"
+    bad.write_text(
+        'name = "x"\n[facility]\npreset = "colocation-10mw"\nstart = 2025-01-01T00:00:00Z\n'
+        'end = 2025-01-02T00:00:00Z\n[site]\nweather = "missing.csv"\n'
+    )
+    with pytest.raises(ScenarioError, match=r"bad\.toml.*\n.*line 7: field 'site\.weather'"):
+        run_scenario(bad, tmp_path / "out", progress=False)
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_run_and_help(tmp_path, capsys, facility_fn):
+    assert main([]) == 0
+    text = capsys.readouterr().out
+    assert "run" in text and "sweep" in text
+    code = main(["run", "inference-1mw", "-o", str(tmp_path / "o"), "-q",
+                 "--set", f"facility.end={SHORT_END}"])
+    assert code == 0
+    assert (tmp_path / "o" / "report.html").is_file()
+    # a bad --set is reported with exit code 2 and the field named
+    assert main(["run", "inference-1mw", "--set", "facility.utilization=2"]) == 2
+    assert "facility.utilization" in capsys.readouterr().err
+
+
+def test_interconnection_equals_grid_calls(tmp_path, grid_pkg):
+    name = "campus-100mw-interconnection"
+    result = run_scenario(name, tmp_path / "out", overrides=SHORT, progress=False)
+    sc = result.scenario
+    load_mw = resample(result.facility.power["facility_kw"], sc.grid.freq) / 1000.0
+    net = grid_pkg.networks.load(sc.grid.network)
+    limits = grid_pkg.Limits(vm_min_pu=sc.grid.limits.vm_min_pu, vm_max_pu=sc.grid.limits.vm_max_pu,
+                             max_loading_percent=sc.grid.limits.max_loading_percent)
+    direct = grid_pkg.timeseries(net, load_mw, bus=sc.grid.bus, power_factor=sc.grid.power_factor,
+                                 limits=limits)
+    written = pd.read_parquet(tmp_path / "out" / "grid_timeseries_vm_pu.parquet")
+    np.testing.assert_allclose(written.to_numpy(), direct.vm_pu.to_numpy(), atol=1e-12)
+    assert set(result.grid) >= {"timeseries", "hosting_capacity", "contingency", "load_loss"}
+
+
+def test_microgrid_equals_size_call(tmp_path, microgrid_pkg):
+    name = "campus-100mw-microgrid"
+    result = run_scenario(name, tmp_path / "out", overrides=SHORT, progress=False)
+    sizing = result.sizing
+    dispatch = pd.read_parquet(tmp_path / "out" / "microgrid_dispatch.parquet")
+    load_kw = resample(result.facility.power["facility_kw"], "1h")
+    # energy balance of the written dispatch against the facility load, by hand [kW]
+    supply = dispatch[["pv_kw", "battery_discharge_kw", "generator_kw", "grid_import_kw"]].sum(axis=1)
+    use = dispatch[["battery_charge_kw", "grid_export_kw"]].sum(axis=1)
+    np.testing.assert_allclose((supply - use).to_numpy(), load_kw.to_numpy(), rtol=1e-6, atol=1e-3)
+    assert sizing.status == "optimal"

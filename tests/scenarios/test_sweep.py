@@ -1,0 +1,83 @@
+"""`aiload sweep`: bands and tables from independent facility runs; kill and resume."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from aiload.errors import InputError
+from scenarios.sweep import run_sweep
+
+END = "2025-01-01T12:00:00Z"
+SETS = {"facility.utilization": [0.3, 0.7]}
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_bands_are_percentiles_of_independent_runs(tmp_path, facility_fn):
+    res = run_sweep("colocation-10mw", tmp_path / "sw", sets={"facility.utilization": [0.5]},
+                    overrides={"facility.end": END}, replicates=3, workers=0, progress=False)
+    runs = [facility_fn("colocation-10mw", start=pd.Timestamp("2025-01-01T00:00:00Z"),
+                        end=pd.Timestamp(END), freq="1min", seed=k, utilization=0.5,
+                        progress=False).power["facility_kw"] for k in range(3)]
+    stacked = np.column_stack([r.to_numpy() for r in runs])
+    np.testing.assert_allclose(res.bands[("case-000", "p50")].to_numpy(),
+                               np.median(stacked, axis=1), rtol=1e-12)
+    np.testing.assert_allclose(res.bands[("case-000", "p10")].to_numpy(),
+                               np.percentile(stacked, 10, axis=1), rtol=1e-12)
+    assert res.computed == 3
+    # a second call finds everything on disk
+    again = run_sweep("colocation-10mw", tmp_path / "sw", sets={"facility.utilization": [0.5]},
+                      overrides={"facility.end": END}, replicates=3, workers=0, progress=False)
+    assert again.computed == 0
+    pd.testing.assert_frame_equal(again.comparison, res.comparison)
+
+
+def test_other_sweep_in_folder_is_refused(tmp_path, facility_fn):
+    run_sweep("colocation-10mw", tmp_path / "sw", sets={"facility.utilization": [0.5]},
+              overrides={"facility.end": END}, replicates=1, workers=0, progress=False)
+    with pytest.raises(InputError, match=r"holds a different sweep"):
+        run_sweep("colocation-10mw", tmp_path / "sw", sets={"facility.utilization": [0.6]},
+                  overrides={"facility.end": END}, replicates=1, workers=0, progress=False)
+
+
+def test_only_facility_fields_can_be_swept(tmp_path):
+    with pytest.raises(InputError, match=r"only facility fields can be swept"):
+        run_sweep("colocation-10mw", tmp_path / "sw", sets={"grid.bus": [1, 2]}, workers=0,
+                  progress=False)
+
+
+def test_killed_sweep_resumes_to_the_same_result(tmp_path, facility_fn):
+    killed, clean = tmp_path / "killed", tmp_path / "clean"
+    cmd = [sys.executable, "-m", "scenarios.cli", "sweep", "colocation-10mw", "-q", "--workers", "0",
+           "--set", "facility.utilization=0.3,0.7", "--set", f"facility.end={END}",
+           "--replicates", "3", "-o", str(killed)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    try:
+        while time.monotonic() < deadline and not list(killed.glob("cases/*/rep-*.parquet")):
+            assert proc.poll() is None, "the sweep ended before it could be interrupted"
+            time.sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    done = len(list(killed.glob("cases/*/rep-*.parquet")))
+    assert 1 <= done < 6, f"expected an interrupted sweep, found {done} of 6 tasks done"
+    assert not (killed / "bands.parquet").exists()
+
+    resumed = run_sweep("colocation-10mw", killed, sets={**SETS, "facility.end": [END]},
+                        replicates=3, workers=2, progress=False)
+    assert resumed.computed == 6 - done
+    whole = run_sweep("colocation-10mw", clean, sets={**SETS, "facility.end": [END]},
+                      replicates=3, workers=0, progress=False)
+    pd.testing.assert_frame_equal(resumed.bands, whole.bands)
+    pd.testing.assert_frame_equal(resumed.comparison, whole.comparison)
+    assert not list(killed.rglob("*.partial"))
