@@ -55,7 +55,7 @@ def _csv(df: pd.DataFrame, path: Path, header: str) -> None:
         with open(tmp, "w", encoding="utf-8") as fh:
             for line in header.strip().splitlines():
                 fh.write(f"# {line}\n")
-            df.to_csv(fh, index=False, float_format="%.6g")
+            df.to_csv(fh, index=False, float_format="%.10g")
 
     _write_atomic(path, write)
 

@@ -166,7 +166,9 @@ def catalog() -> pd.DataFrame:
 
 def _unknown_name(name: str) -> InputError:
     names = list(_catalog_cached()["name"])
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.4)
+    # a fragment such as "gpt3" should find the names that contain it
+    close = [n for n in names if str(name).lower() in n][:3] or difflib.get_close_matches(
+        str(name), names, n=3, cutoff=0.4)
     hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
     return InputError(f"no bundled profile named {name!r}.{hint} See aiload.profiles.catalog() "
                       "or 'aiload profiles' for the list.")

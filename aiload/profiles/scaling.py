@@ -372,7 +372,7 @@ def _online_cached(hardware: str, dataset: str, output_tokens: int) -> Inference
     if sel.empty:
         raise InputError(
             f"output_tokens={output_tokens!r} not measured; expected one of "
-            f"{sorted(finite['output_tokens'].unique())}."
+            f"{sorted(finite['output_tokens'].unique().tolist())}."
         )
     cap = (sel.groupby("request_rate_per_s")[["request_throughput_per_s", "median_e2e_latency_s"]]
            .median().reset_index())
@@ -457,7 +457,7 @@ def _offline_cached(max_output_tokens: int) -> OfflineEnergyFit:
     if sel.empty:
         raise InputError(
             f"max_output_tokens={max_output_tokens!r} not measured; expected one of "
-            f"{sorted(runs['max_output_tokens'].unique())}."
+            f"{sorted(runs['max_output_tokens'].unique().tolist())}."
         )
     b = sel["batch_size"].to_numpy(float)
     e = (sel["mean_power_w"] * sel["elapsed_s"] / sel["batch_size"]).to_numpy(float)
