@@ -28,14 +28,16 @@ SHAPE_STEP_S = 600.0
 def servegen_shape() -> np.ndarray:
     """ServeGen m-large relative rate per 10-min window over 14 days (mean 1) [-]."""
     table = pd.read_csv(DATA / "servegen_mlarge_rate_shape.csv", comment="#")
-    return table["rate_ratio"].to_numpy(dtype=np.float64)
+    values = table["rate_ratio"].to_numpy(dtype=np.float64)
+    return values / values.mean()  # undo the 6-digit rounding of the file: mean exactly 1
 
 
 @lru_cache(maxsize=1)
 def burst_blocks() -> np.ndarray:
     """Per-minute / 10-min-mean ratios, shape (blocks, 10), each row mean 1 [-]."""
     table = pd.read_csv(DATA / "burst_ratio_1min.csv", comment="#")
-    return table["ratio"].to_numpy(dtype=np.float64).reshape(-1, 10)
+    blocks = table["ratio"].to_numpy(dtype=np.float64).reshape(-1, 10)
+    return blocks / blocks.mean(axis=1, keepdims=True)
 
 
 def demand_shape(

@@ -108,14 +108,14 @@ def read_facility(path):
     from aiload.facility.model import FacilityLoad  # noqa: PLC0415
 
     path = Path(path)
-    table = pq.read_table(path)
-    raw = (table.schema.metadata or {}).get(KEY)
+    # footer key-value metadata: holds the key for both whole-table and streamed writes
+    raw = (pq.read_metadata(path).metadata or {}).get(KEY)
     if raw is None:
         raise InputError(f"{path}: no 'aiload' metadata; not a facility file written by aiload.")
     meta = json.loads(raw)
     if meta.get("kind") != "facility":
         raise InputError(f"{path}: aiload file of kind {meta.get('kind')!r}, expected 'facility'.")
-    power = table.to_pandas()
+    power = pq.read_table(path).to_pandas()
     power.index.freq = pd.Timedelta(seconds=meta["freq_s"])
     jp = jobs_path(path)
     jobs = pd.read_parquet(jp) if jp.exists() else pd.DataFrame()

@@ -1,0 +1,81 @@
+"""Facility: bad input fails before any simulation, with messages that say how to fix it."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from aiload.errors import InputError
+from aiload.facility import (
+    DictCatalogue, FacilitySpec, FleetSpec, InferenceSpec, JobStreamSpec, constant_profile,
+    facility,
+)
+
+START = pd.Timestamp("2025-03-03", tz="UTC")
+
+
+def _spec(node_counts=None, model="flat", fleet=8) -> FacilitySpec:
+    cat = DictCatalogue({("flat", 2): constant_profile("f", 1000.0, 600.0, 60.0, model="flat")})
+    stream = JobStreamSpec(name="s", workloads={model: 1}, node_counts=node_counts or {2: 1},
+                           utilization=0.5)
+    return FacilitySpec(fleet=FleetSpec(nodes=fleet), streams=(stream,), catalogue=cat)
+
+
+@pytest.mark.parametrize("nodes", [0, -5])
+def test_node_count_must_be_positive(nodes):
+    with pytest.raises(InputError, match=r"FleetSpec.nodes .*positive whole number, got -?\d"):
+        FleetSpec(nodes=nodes)
+
+
+@pytest.mark.parametrize("u", [0.0, 1.5, -0.1])
+def test_utilisation_outside_unit_interval(u):
+    with pytest.raises(InputError, match=r"utilization: expected a fraction in \(0, 1\]"):
+        JobStreamSpec(name="s", workloads={"x": 1}, node_counts={1: 1}, utilization=u)
+    with pytest.raises(InputError, match=r"InferenceSpec.utilization"):
+        InferenceSpec(nodes=4, utilization=u)
+    with pytest.raises(InputError, match=r"utilization"):
+        facility("colocation-10mw", start=START, end="1h", utilization=u, progress=False)
+
+
+def test_unknown_workload_suggests_the_nearest():
+    with pytest.raises(InputError, match=r"Unknown workload 'flta'.*Did you mean 'flat'\?"):
+        facility(_spec(model="flta"), start=START, end="1h", progress=False)
+
+
+def test_unknown_preset_and_parameter_suggest_the_nearest():
+    with pytest.raises(InputError, match=r"Unknown facility preset 'colocation-10MW'.*"
+                                         r"Did you mean 'colocation-10mw'\?"):
+        facility("colocation-10MW", start=START, end="1h", progress=False)
+    with pytest.raises(InputError, match=r"no parameter 'utilisation'.*Did you mean 'utilization'"):
+        facility("inference-1mw", start=START, end="1h", utilisation=0.3, progress=False)
+
+
+def test_job_larger_than_the_fleet():
+    with pytest.raises(InputError, match=r"a job of 16 nodes is larger than the 8 nodes"):
+        _spec(node_counts={16: 1})
+
+
+def test_naive_start_is_refused():
+    with pytest.raises(InputError, match=r"no time zone \(naive\).*tz='UTC'"):
+        facility(_spec(), start="2025-03-03 00:00", end="1h", progress=False)
+
+
+@pytest.mark.parametrize("freq", ["50ms", "2h", "7s"])
+def test_freq_outside_range_or_not_dividing_a_minute(freq):
+    with pytest.raises(InputError, match=r"facility\(freq=\)"):
+        facility(_spec(), start=START, end="2h", freq=freq, progress=False)
+
+
+def test_stream_needs_exactly_one_arrival_process():
+    with pytest.raises(InputError, match=r"exactly one of utilization=, rate_per_h= or arrivals="):
+        JobStreamSpec(name="s", workloads={"x": 1}, node_counts={1: 1}, utilization=0.3,
+                      rate_per_h=2.0)
+
+
+def test_naive_replay_timestamps_are_refused():
+    cat = DictCatalogue({("flat", 2): constant_profile("f", 1000.0, 600.0, 60.0, model="flat")})
+    stream = JobStreamSpec(name="s", workloads={"flat": 1}, node_counts={2: 1},
+                           arrivals=[pd.Timestamp("2025-03-03 01:00")])
+    spec = FacilitySpec(fleet=FleetSpec(nodes=4), streams=(stream,), catalogue=cat)
+    with pytest.raises(InputError, match=r"arrivals: the timestamps are naive"):
+        facility(spec, start=START, end="2h", progress=False)

@@ -1,0 +1,147 @@
+"""Facility: inference services, demand shapes from the real traces, weather, I/O, presets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow.parquet as pq
+import pytest
+
+import aiload.facility.model as model_module
+from aiload.facility import (
+    DictCatalogue, FacilitySpec, FleetSpec, InferenceCurve, InferenceSpec, OverheadSpec,
+    facility, read_facility,
+)
+from aiload.facility.demand import servegen_shape
+
+START = pd.Timestamp("2025-03-03", tz="UTC")
+CURVE = InferenceCurve(power_w=lambda r: 2000.0 + 20.0 * np.asarray(r), capacity_per_s=40.0,
+                       source="hand-made line")
+
+
+def service_spec(shape="servegen-m-large", u=0.5, nodes=20, **kw) -> FacilitySpec:
+    svc = InferenceSpec(nodes=nodes, utilization=u, model="line", shape=shape, **kw)
+    return FacilitySpec(fleet=FleetSpec(nodes=nodes, idle_w=500.0), inference=(svc,),
+                        catalogue=DictCatalogue({}, {"line": CURVE}))
+
+
+def test_bundled_shape_matches_the_real_servegen_files(data_dir: Path):
+    folder = data_dir / "servegen-bailian/data/language/m-large"
+    total = sum(pd.read_csv(p, header=None)[1].to_numpy() for p in folder.glob("chunk-*-trace.csv"))
+    np.testing.assert_allclose(servegen_shape(), total / total.mean(), atol=2e-6)
+    # SOURCE.md: summed mean 183 req/s, peak 573 req/s (peak/mean 3.1)
+    assert total.mean() == pytest.approx(183, abs=0.5)
+    assert servegen_shape().max() == pytest.approx(573 / 183, rel=0.01)
+
+
+def test_demand_mean_equals_utilisation_times_capacity_over_the_shape():
+    load = facility(service_spec(), start=START, end=START + pd.Timedelta(days=14), freq="1h",
+                    progress=False)
+    # 14 days = one whole period of the shape, whose mean is 1
+    assert load.power["requests_per_s"].mean() == pytest.approx(0.5 * 20 * 40.0, rel=1e-9)
+
+
+def test_constant_demand_sets_replicas_served_and_power_by_hand():
+    index = pd.date_range(START, periods=48, freq="1h")
+    flat = pd.Series(1.0, index=index)
+    load = facility(service_spec(shape=flat, u=0.5), start=START, end=START + pd.Timedelta("6h"),
+                    freq="15min", progress=False)
+    p = load.power
+    demand = 0.5 * 20 * 40.0  # 400 req/s
+    replicas = np.ceil(demand * 1.1 / (0.8 * 40.0))  # 14
+    np.testing.assert_allclose(p["requests_per_s"], demand)
+    np.testing.assert_allclose(p["served_requests_per_s"], demand)
+    np.testing.assert_allclose(p["busy_nodes"], replicas)
+    it_kw = (replicas * (2000 + 20 * demand / replicas) + (20 - replicas) * 500.0) / 1000
+    np.testing.assert_allclose(p["it_kw"], it_kw, rtol=1e-12)
+    assert load.meta["unserved_requests"] == 0.0
+
+
+def test_demand_beyond_capacity_is_counted_as_unserved():
+    load = facility(service_spec(u=1.0), start=START, end=START + pd.Timedelta(days=2),
+                    freq="1min", progress=False)
+    p = load.power
+    assert (p["served_requests_per_s"] <= p["requests_per_s"] + 1e-9).all()
+    assert (p["served_requests_per_s"] <= p["busy_nodes"] * 40.0 + 1e-6).all()
+    unserved = ((p["requests_per_s"] - p["served_requests_per_s"]) * 60).sum()
+    assert unserved > 0
+    assert load.meta["unserved_requests"] == pytest.approx(unserved, rel=1e-9)
+
+
+def test_replicas_follow_demand_after_the_reaction_time():
+    index = pd.date_range(START, periods=4, freq="1h")
+    step = pd.Series([0.25, 0.25, 1.0, 1.0], index=index)  # demand quadruples at 02:00
+    load = facility(service_spec(shape=step, reaction_s=300.0, u=0.5), start=START,
+                    end=START + pd.Timedelta("4h"), freq="1min", progress=False)
+    scale = load.scaling
+    up = scale[scale["replicas"] == scale["replicas"].max()]["time"].iloc[0]
+    # decided at 02:01 (first decision after a minute of high demand), effective 5 min later
+    assert up == START + pd.Timedelta("2h") + pd.Timedelta("1min") + pd.Timedelta("5min")
+
+
+def test_bursts_keep_the_ten_minute_mean():
+    kw = dict(start=START, end=START + pd.Timedelta("1D"), freq="1min", progress=False)
+    smooth = facility(service_spec(), **kw).power["requests_per_s"].to_numpy()
+    bursty = facility(service_spec(bursts=True), **kw).power["requests_per_s"].to_numpy()
+    np.testing.assert_allclose(bursty.reshape(-1, 10).mean(1), smooth.reshape(-1, 10).mean(1),
+                               rtol=1e-9)
+    assert bursty.std() > smooth.std()
+
+
+def test_drybulb_cooling_uses_tmy_hour_ending_aligned_to_interval_start():
+    import pvlib
+
+    tmy, _ = pvlib.iotools.read_tmy3(Path(pvlib.__file__).parent / "data" / "723170TYA.CSV",
+                                     coerce_year=2001, map_variables=True)
+    spec = service_spec()
+    spec = FacilitySpec(fleet=spec.fleet, inference=spec.inference, catalogue=spec.catalogue,
+                        overheads=OverheadSpec(cooling="drybulb"))
+    tz = tmy.index.tz
+    start = pd.Timestamp("2025-07-01 00:00", tz=tz)
+    load = facility(spec, start=start, end=start + pd.Timedelta("1D"), freq="1h", progress=False)
+    # the TMY row labelled 14:00 holds 13:00-14:00: it belongs to the interval starting 13:00
+    expected = tmy["temp_air"].loc["2001-07-01 14:00"]
+    assert load.power["drybulb_c"].iloc[13] == expected
+    p = load.power
+    heat = p["it_kw"] + p["losses_kw"]
+    t = p["drybulb_c"]
+    cop = np.maximum(4.0 + 0.15 * (35 - t), 1.0)
+    by_hand = heat * (0.05 + np.where(t <= 18.0, 0.0, 1.0 / cop))
+    np.testing.assert_allclose(p["cooling_kw"], by_hand, rtol=1e-12)
+
+
+def test_parquet_round_trip_and_streaming_match(tmp_path, monkeypatch):
+    spec = service_spec()
+    kw = dict(start=START, end=START + pd.Timedelta("6h"), freq="1min", progress=False)
+    load = facility(spec, **kw)
+    path = tmp_path / "f.parquet"
+    load.to_parquet(path)
+    meta = json.loads(pq.read_schema(path).metadata[b"aiload"])
+    assert meta["kind"] == "facility" and meta["seed"] == 0
+    back = read_facility(path)
+    pd.testing.assert_frame_equal(back.power, load.power, check_freq=False)
+    assert not list(tmp_path.glob(".*tmp"))
+    monkeypatch.setattr(model_module, "STREAM_WINDOW_BINS", 100)
+    streamed = facility(spec, stream_to=tmp_path / "s.parquet", **kw)
+    assert streamed.power is None
+    again = read_facility(tmp_path / "s.parquet").power
+    np.testing.assert_allclose(again["facility_kw"], load.power["facility_kw"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("name,kw,lo_kw,hi_kw", [
+    ("colocation-10mw", {"utilization": 0.6}, 3000, 12000),
+    ("inference-1mw", {"utilization": 0.5}, 150, 1400),
+    ("campus-100mw", {}, 40000, 120000),
+])
+def test_presets_run_and_stay_within_the_fleet(name, kw, lo_kw, hi_kw):
+    load = facility(name, start=START, end=START + pd.Timedelta("12h"), freq="15min",
+                    progress=False, **kw)
+    p = load.power
+    nodes = load.meta["spec"].fleet.nodes
+    assert (p["busy_nodes"] <= nodes + 1e-9).all()
+    assert lo_kw < p["facility_kw"].mean() < hi_kw
+    np.testing.assert_allclose(p["facility_kw"], p["it_kw"] + p["losses_kw"] + p["cooling_kw"])
+    assert p.index.tz is not None and p.index.freq == pd.Timedelta("15min")
