@@ -148,7 +148,7 @@ def read_partial(path: os.PathLike | str) -> pa.Table:
         return pa.Table.from_batches(batches, schema=reader.schema)
 
 
-def finalize(partial: os.PathLike | str, final: os.PathLike | str, end: str | None) -> Path:
+def finalize(partial: os.PathLike | str, final: os.PathLike | str, end: str | None = None) -> Path:
     """Convert a stream file to the final Parquet file, atomically, and delete the stream.
 
     Parameters
