@@ -1,23 +1,21 @@
 """Measured per-node profiles built from the real traces (used by :mod:`aiload.profiles.build`).
 
-MLPerf files are read with the trace readers of :mod:`aiload.traces` (never re-parsed here);
-a multi-node run is put on a common 2 s grid by :func:`aiload.traces.combine.combine`
-(interval means, energy conserved), cut to the training log's ``run_start`` -> ``run_stop``
+Every file is read with :func:`aiload.read_trace` (never re-parsed here); a run's node
+files are put on a common 2 s grid of interval means (energy conserved, see
+:mod:`aiload.traces.combine`), cut to the training log's ``run_start`` -> ``run_stop``
 and divided by the node count: the per-node profile of a job whose nodes run in phase.
 """
 
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from aiload.errors import InputError
-from aiload.traces.combine import combine
-from aiload.traces.mlperf import read_mllog, read_spl
+from aiload.traces import combine, read_trace
 
 __all__ = ["MLPERF_TRAINING_RUNS", "H200_RUNS", "build_measured", "write_profiles"]
 
@@ -72,19 +70,6 @@ def _run_window_ms(log: Path) -> tuple[int, int]:
     return found["run_start"], found["run_stop"]
 
 
-def _read_node(path: Path):
-    """Read one node log; a byte-identical repeated line (the 1-node LoRA log has one at
-    time_ms 1715278610396) is a logging duplicate, dropped before reading."""
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    dup = [i for i in range(1, len(lines)) if lines[i] == lines[i - 1]]
-    if not dup:
-        return read_mllog(path)
-    with tempfile.TemporaryDirectory() as tmp:
-        clean = Path(tmp) / path.name
-        clean.write_text("".join(l for i, l in enumerate(lines) if i not in set(dup)), encoding="utf-8")
-        return read_mllog(clean)
-
-
 def _elapsed_frame(values: np.ndarray, step_s: float) -> pd.DataFrame:
     index = pd.timedelta_range(start=pd.Timedelta(0), periods=len(values),
                                freq=pd.Timedelta(seconds=step_s), name="elapsed")
@@ -95,13 +80,13 @@ def _mlperf_training(data: Path) -> tuple[list[dict], list[dict], dict]:
     profiles, points, idle = [], [], {}
     for name, model, workload, system, bench, run, nodes, start_ms, stop_ms in MLPERF_TRAINING_RUNS:
         folder = data / _SMC / system / bench / "power" / run
-        files = sorted(folder.glob("node_*.txt"), key=lambda p: int(p.stem.split("_")[1]))
-        if len(files) != nodes:
-            raise InputError(f"{folder}: expected {nodes} node_*.txt files, found {len(files)}.")
         if start_ms is None:
             start_ms, stop_ms = _run_window_ms(data / _SMC / system / bench / f"{run}.txt")
-        traces = [_read_node(f) for f in files]
-        job = combine([(f.stem, t) for f, t in zip(files, traces, strict=True)], step_s=_STEP_TRAIN_S)
+        job = read_trace(folder, combine_step_s=_STEP_TRAIN_S)
+        if not job.is_interval_means:  # a one-node run comes back as point samples
+            job = combine([(None, job)], step_s=_STEP_TRAIN_S)
+        if job.power_w.shape[1] != nodes:
+            raise InputError(f"{folder}: expected {nodes} node columns, read {job.power_w.shape[1]}.")
         total = job.total_w()
         start = pd.Timestamp(start_ms, unit="ms", tz="UTC")
         stop = pd.Timestamp(stop_ms, unit="ms", tz="UTC")
@@ -140,8 +125,8 @@ def _h200(data: Path) -> tuple[list[dict], dict]:
     profiles, pre = [], []
     for name, model, workload, bench, scenario in H200_RUNS:
         spl = data / _H200 / bench / scenario / "performance/run_1/spl.txt"
-        trace = read_spl(spl)
-        whole = read_spl(spl, window="all")
+        trace = read_trace(spl)
+        whole = read_trace(spl, window="all")
         power = trace.power_w["node"].to_numpy(np.float64)
         # 1 s analyzer samples on a 1 s grid: each sample is taken as that second's mean
         profiles.append(dict(
@@ -164,19 +149,17 @@ def _h200(data: Path) -> tuple[list[dict], dict]:
 
 def _wattameter_idle(data: Path) -> dict:
     folder = data / "wattameter-example-logs"
-    # whitespace columns after 3 comment lines: timestamp, reading-time, then the channels
-    nvml = pd.read_csv(folder / "nvml_wattameter.log", sep=r"\s+", comment="#", header=None)
-    rapl = pd.read_csv(folder / "rapl_wattameter.log", sep=r"\s+", comment="#", header=None)
-    total = nvml.iloc[:, 2:6].sum(axis=1).to_numpy() / 1e3 + rapl.iloc[:, 6:10].sum(axis=1).to_numpy()
+    trace = read_trace([folder / "nvml_wattameter.log", folder / "rapl_wattameter.log"])
+    total = trace.total_w().to_numpy(np.float64)
     # the GPUs stay idle for the first ~9 s of the 14 s log, then step to full load
     first = total[:60]
     return {"4xH100": dict(
         power_w=float(np.median(first)), series=first, step_s=0.1, source=(
             "WattAMeter examples/post-process/{nvml,rapl}_wattameter.log (NatLabRockies/WattAMeter)"),
         citation=_WATT_CITE, license="BSD-3-Clause",
-        boundary="GPU (NVML, 4 GPUs) + CPU (RAPL cpu-N and cpu-N-core) components",
-        notes="Median of the first 6 s (60 samples at 0.1 s) of the idle->load example log of one "
-              "NLR Kestrel node; each sample taken as the mean of its 0.1 s.")}
+        boundary="GPU (NVML, 4 GPUs) + CPU (RAPL packages) components",
+        notes="Median of the first 6 s (60 intervals of 0.1 s) of the idle->load example log of one "
+              "NLR Kestrel node, NVML and RAPL files combined by aiload.read_trace.")}
 
 
 def build_measured(data: Path) -> tuple[list[dict], pd.DataFrame, dict]:

@@ -29,6 +29,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from aiload.profiles import _measured
+from aiload.traces import read_nlr_metadata
 
 __all__ = ["build", "build_nlr_tables", "main"]
 
@@ -65,40 +66,40 @@ def build_nlr_tables(data: Path, out: Path) -> None:
     credit = ("From the NLR 'Dataset of Generative AI Workload Power Profiles' (Vercellino et al., "
               "arXiv:2604.07345; DOI 10.7799/3025227; CC BY 4.0), metadata.csv, columns renamed.\n"
               "Power: GPU (NVML) + CPU (RAPL) component sum of one 4xH100 node [W].")
-    rate = pd.read_csv(data / NLR / "inference_online_rate_llama3_70b/metadata.csv")
+    rate = read_nlr_metadata(data / NLR / "inference_online_rate_llama3_70b/metadata.csv")
     rate_out = pd.DataFrame({
-        "dataset": rate["dataset-path"].map(DATASET_SHORT),
-        "request_rate_per_s": rate["request_rate"],
-        "mean_power_w": rate["mean_power[W]"],
-        "peak_power_w": rate["peak_power[W]"],
-        "window_s": rate["execution_time_seconds"],
+        "dataset": rate["dataset_path"].map(DATASET_SHORT),
+        "request_rate_per_s": rate["request_rate_per_s"],
+        "mean_power_w": rate["mean_power_w"],
+        "peak_power_w": rate["peak_power_w"],
+        "window_s": rate["duration_s"],
     })
     _csv(rate_out, out / "nlr_online_rate.csv", credit + "\nSustained-rate runs (3-min window).")
 
-    fin = pd.read_csv(data / NLR / "inference_online_finite_llama3_70b/metadata.csv")
+    fin = read_nlr_metadata(data / NLR / "inference_online_finite_llama3_70b/metadata.csv")
     fin_out = pd.DataFrame({
-        "dataset": fin["dataset-path"].map(DATASET_SHORT),
-        "output_tokens": fin["hf-output-len"],
-        "request_rate_per_s": fin["request_rate_x"],
-        "repeat": fin["_repeat"],
+        "dataset": fin["dataset_path"].map(DATASET_SHORT),
+        "output_tokens": fin["output_len_tokens"],
+        "request_rate_per_s": fin["request_rate_per_s"],
+        "repeat": fin["repeat"],
         "request_throughput_per_s": fin["request_throughput"],
         "median_e2e_latency_s": fin["median_e2el_ms"] / 1e3,
         "p90_e2e_latency_s": fin["p90_e2el_ms"] / 1e3,
         "median_ttft_s": fin["median_ttft_ms"] / 1e3,
-        "mean_power_w": fin["mean_power[W]"],
-        "peak_power_w": fin["peak_power[W]"],
+        "mean_power_w": fin["mean_power_w"],
+        "peak_power_w": fin["peak_power_w"],
     })
     _csv(fin_out, out / "nlr_online_finite.csv", credit + "\nFinite-pool runs: 1000 prompts per run.")
 
-    off = pd.read_csv(data / NLR / "inference_offline_llama3_70b/metadata.csv")
+    off = read_nlr_metadata(data / NLR / "inference_offline_llama3_70b/metadata.csv")
     off_out = pd.DataFrame({
         "batch_size": off["batch_size"],
         "max_output_tokens": off["max_output_tokens"],
         "seed": off["seed"],
         "repeat": off["repeat"],
-        "elapsed_s": off["elapsed"],
-        "mean_power_w": off["mean_power[W]"],
-        "peak_power_w": off["peak_power[W]"],
+        "elapsed_s": off["duration_s"],
+        "mean_power_w": off["mean_power_w"],
+        "peak_power_w": off["peak_power_w"],
     })
     _csv(off_out, out / "nlr_offline.csv", credit + "\nOffline (batch) runs: all prompts submitted at once.")
 
