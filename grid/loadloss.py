@@ -12,7 +12,9 @@ from aiload.errors import InputError
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, q_mvar
 
-__all__ = ["LoadLoss", "load_loss"]
+__all__ = ["LoadLoss", "load_loss", "RELIEF_PERCENT"]
+
+RELIEF_PERCENT = 1e-3
 
 
 @dataclass(frozen=True)
@@ -32,7 +34,8 @@ class LoadLoss:
     largest_rise_pu : float
         That rise [pu].
     lines_relieved : pandas.DataFrame
-        Lines whose loading falls: ``loading_pre_percent``, ``loading_post_percent``,
+        Lines whose loading falls by more than ``RELIEF_PERCENT`` (1e-3 %):
+        ``loading_pre_percent``, ``loading_post_percent``,
         ``change_percent`` [%], largest relief first.
     sensitivity_pu_per_mw : pandas.Series
         dV/dP of every bus voltage per MW of facility swing at ``p_mw`` [pu/MW]
@@ -114,6 +117,7 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
                           "loading_post_percent": out["line_loading_percent"][1]},
                          index=net.line.index)
     lines["change_percent"] = lines.loading_post_percent - lines.loading_pre_percent
-    relieved = lines[lines.change_percent < 0].sort_values("change_percent")
+    # a relief below 1e-3 % is solver noise on lines far from the facility, not an effect
+    relieved = lines[lines.change_percent < -RELIEF_PERCENT].sort_values("change_percent")
     rise_bus = int(dv.idxmax())
     return LoadLoss(float(p_mw), pre, post, dv, rise_bus, float(dv.max()), relieved, sens, dp)
