@@ -180,7 +180,7 @@ def as_power(
     neg = np.flatnonzero(values < 0)
     if neg.size:
         raise InputError(
-            f"{what}: {neg.size} negative value(s), first {values[neg[0]]!r} at {index[neg[0]]}; "
+            f"{what}: {neg.size} negative value(s), first {float(values[neg[0]])!r} at {index[neg[0]]}; "
             "expected consumption as positive power. Split two-way flows into import and "
             "export columns."
         )
