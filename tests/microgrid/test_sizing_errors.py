@@ -1,0 +1,114 @@
+"""Bad input is refused before the model is built; infeasible problems are explained."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pandas as pd
+import pytest
+
+import microgrid as mg
+import microgrid.sizing as sizing_module
+from aiload.errors import InputError
+
+
+@pytest.fixture
+def no_model(monkeypatch):
+    """Fail the test if a model gets built."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model was built before the input was checked")
+
+    monkeypatch.setattr(sizing_module, "build_model", refuse)
+
+
+@pytest.mark.parametrize(
+    "field, match",
+    [
+        ("pv_usd_per_kwp_year", r"Costs\.pv_usd_per_kwp_year: expected a non-negative number, got -1"),
+        ("fuel_usd_per_kwh", r"Costs\.fuel_usd_per_kwh: .* got -1"),
+    ],
+)
+def test_negative_costs(field, match):
+    kwargs = dict(pv_usd_per_kwp_year=70, battery_usd_per_kwh_year=25,
+                  battery_usd_per_kw_year=15, generator_usd_per_kw_year=60,
+                  import_usd_per_kwh=0.06)
+    kwargs[field] = -1
+    with pytest.raises(InputError, match=match):
+        mg.Costs(**kwargs)
+
+
+def test_negative_price_series(hours_2d):
+    with pytest.raises(InputError, match="import_usd_per_kwh: expected non-negative"):
+        mg.Costs(70, 25, 15, 60, import_usd_per_kwh=pd.Series(-0.01, index=hours_2d))
+
+
+@pytest.mark.parametrize("name", ["charge_efficiency", "discharge_efficiency"])
+def test_efficiency_above_one(name):
+    with pytest.raises(InputError, match=rf"Battery\.{name}: expected a fraction in \(0, 1\], got 1\.2"):
+        mg.Battery(**{name: 1.2})
+
+
+def test_unit_commitment_needs_a_unit_size():
+    with pytest.raises(InputError, match="needs unit_size_kw"):
+        mg.Generator(min_load_fraction=0.3)
+
+
+def test_naive_index(no_model, plain_costs):
+    load = pd.Series(1000.0, index=pd.date_range("2025-01-01", periods=24, freq="1h"))
+    with pytest.raises(InputError, match="load_kw: the DatetimeIndex has no time zone"):
+        mg.size(load, pv_availability=None, costs=plain_costs, import_limit_kw=1e4)
+
+
+def test_gap_in_the_load(no_model, hours_2d, plain_costs):
+    load = pd.Series(1000.0, index=hours_2d).drop(hours_2d[5])
+    load.index.freq = None
+    with pytest.raises(InputError, match="load_kw: expected equally spaced.*step changes at label 5"):
+        mg.size(load, pv_availability=None, costs=plain_costs, import_limit_kw=1e4)
+
+
+def test_pv_on_another_index(no_model, hours_2d, plain_costs):
+    load = pd.Series(1000.0, index=hours_2d)
+    pv = mg.pv_availability(index=hours_2d.tz_convert("America/New_York") + pd.Timedelta("1h"))
+    with pytest.raises(InputError, match="pv_availability is on another index than load_kw"):
+        mg.size(load, pv_availability=pv, costs=plain_costs, import_limit_kw=1e4)
+
+
+def test_price_series_on_another_index(no_model, hours_2d):
+    load = pd.Series(1000.0, index=hours_2d)
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=pd.Series(0.05, index=hours_2d[:24]))
+    with pytest.raises(InputError, match="costs.import_usd_per_kwh is a Series on another index"):
+        mg.size(load, pv_availability=None, costs=costs, import_limit_kw=1e4)
+
+
+def test_facility_load_object_is_accepted(hours_2d, plain_costs):
+    # FacilityLoad's contract: .power with a facility_kw column
+    facility = SimpleNamespace(power=pd.DataFrame({"facility_kw": 1000.0}, index=hours_2d))
+    s = mg.size(facility, pv_availability=None, costs=plain_costs, import_limit_kw=1e4)
+    assert s.served_energy_mwh_per_year == pytest.approx(8760.0)
+
+
+def test_infeasible_names_the_binding_inputs(hours_2d, plain_costs):
+    # peak 1,500 kW against 1,200 kW import + 200 kW generator and no storage:
+    # 100 kW short in the 8 peak hours of the 2 days
+    load = pd.Series(1000.0, index=hours_2d)
+    load[(hours_2d.hour >= 17) & (hours_2d.hour < 21)] = 1500.0
+    with pytest.raises(mg.SizingInfeasibleError) as info:
+        mg.size(load, pv_availability=None, costs=plain_costs,
+                battery=mg.Battery(max_energy_kwh=0.0), generator=mg.Generator(max_power_kw=200),
+                import_limit_kw=1200.0)
+    message = str(info.value)
+    assert "import_limit_kw=1200 kW" in message
+    assert "generator.max_power_kw=200" in message
+    assert "battery.max_energy_kwh=0" in message
+    assert "short in 8 of 48 steps" in message
+    assert "worst 100 kW" in message
+
+
+def test_unbounded_export_is_explained(hours_2d):
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06, export_usd_per_kwh=0.5,
+                     fuel_usd_per_kwh=0.1)
+    load = pd.Series(1000.0, index=hours_2d)
+    with pytest.raises(mg.SizingInfeasibleError, match="export_limit_kw=inf"):
+        mg.size(load, pv_availability=None, costs=costs, import_limit_kw=1e4,
+                export_limit_kw=float("inf"))

@@ -1,0 +1,153 @@
+"""Hand-solvable sizing cases: every expected number is worked out in the comments."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import microgrid as mg
+
+NO_GEN = mg.Generator(max_power_kw=0.0)
+NO_STORAGE = mg.Battery(max_energy_kwh=0.0, max_power_kw=0.0)
+
+
+def annual(hours: int) -> float:
+    return 8760.0 / hours
+
+
+def test_cheap_unlimited_grid_builds_nothing(hawk_3d_kw):
+    # Real 3 days of load (15 min). Grid energy at 0.02 USD/kWh: a kWp of PV yields at most
+    # ~1,400 kWh/year here -> saves <= 28 USD/year against 70 USD/year of capital; flat
+    # price -> a battery only loses energy; fuel 0.12 > 0.02 -> no generator.
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.02, fuel_usd_per_kwh=0.12)
+    pv = mg.pv_availability(index=hawk_3d_kw.index)
+    s = mg.size(hawk_3d_kw, pv_availability=pv, costs=costs, import_limit_kw=1e6)
+    assert s.pv_kwp == pytest.approx(0, abs=1e-6)
+    assert s.battery_kwh == pytest.approx(0, abs=1e-6)
+    assert s.battery_kw == pytest.approx(0, abs=1e-6)
+    assert s.generator_kw == pytest.approx(0, abs=1e-6)
+    energy_kwh = hawk_3d_kw.sum() * 0.25
+    expected = 0.02 * energy_kwh * annual(72)
+    assert s.total_annual_cost_usd == pytest.approx(expected, rel=1e-9)
+    assert s.lcoe_usd_per_mwh == pytest.approx(20.0, rel=1e-9)
+    assert s.dispatch["grid_import_kw"].to_numpy() == pytest.approx(hawk_3d_kw.to_numpy())
+
+
+def peak_load(index: pd.DatetimeIndex) -> pd.Series:
+    # 1,000 kW, 1,500 kW from 17:00 to 21:00 (4 hours) each day
+    load = pd.Series(1000.0, index=index)
+    load[(index.hour >= 17) & (index.hour < 21)] = 1500.0
+    return load
+
+
+@pytest.fixture
+def shaved(hours_2d, plain_costs):
+    battery = mg.Battery(charge_efficiency=0.9, discharge_efficiency=0.9, min_soc_fraction=0.2)
+    load = peak_load(hours_2d)
+    return load, battery, mg.size(
+        load,
+        pv_availability=None,
+        costs=plain_costs,
+        battery=battery,
+        generator=NO_GEN,
+        import_limit_kw=1200.0,
+    )
+
+
+def test_battery_sized_exactly_to_shave_the_peak(shaved):
+    load, battery, s = shaved
+    # 300 kW above the 1,200 kW limit for 4 h: P_b = 300 kW; 1,200 kWh delivered costs
+    # 1,200 / 0.9 kWh of charge state; only 80 % of E_b is usable -> E_b = 1,666.67 kWh
+    assert s.battery_kw == pytest.approx(300.0, rel=1e-7)
+    assert s.battery_kwh == pytest.approx(1200 / 0.9 / 0.8, rel=1e-7)
+    # the 1,333.3 kWh of charge state needs 1,333.3 / 0.9 = 1,481.5 kWh from the grid a day
+    import_kwh = load.sum() - 2 * 1200.0 + 2 * 1200 / 0.9 / 0.9
+    expected = 25 * 1200 / 0.9 / 0.8 + 15 * 300 + 0.06 * import_kwh * annual(48)
+    assert s.total_annual_cost_usd == pytest.approx(expected, rel=1e-7)
+    assert s.dispatch["grid_import_kw"].max() <= 1200.0 + 1e-6
+
+
+def test_state_of_charge_is_cyclic_and_follows_the_dynamics(shaved):
+    _, battery, s = shaved
+    d = s.dispatch
+    soc = d["battery_soc_kwh"].to_numpy()
+    step = (
+        battery.charge_efficiency * d["battery_charge_kw"]
+        - d["battery_discharge_kw"] / battery.discharge_efficiency
+    ).to_numpy()
+    # soc at each label plus the step's change is the soc at the next label; after the
+    # last step it must come back to the first label's value (s_0 = s_T)
+    after = soc + step * 1.0
+    assert after[:-1] == pytest.approx(soc[1:], abs=1e-6)
+    assert after[-1] == pytest.approx(soc[0], abs=1e-6)
+    assert soc.min() >= 0.2 * s.battery_kwh - 1e-6
+    assert soc.max() <= s.battery_kwh + 1e-6
+
+
+def test_dispatch_balances_every_step(shaved):
+    load, _, s = shaved
+    d = s.dispatch
+    supply = d.pv_kw + d.battery_discharge_kw + d.grid_import_kw + d.generator_kw
+    demand = load + d.battery_charge_kw + d.grid_export_kw
+    assert (supply - demand).abs().max() < 1e-6
+    assert sum(s.annual_cost_usd.values()) == pytest.approx(s.total_annual_cost_usd, rel=1e-12)
+
+
+def test_demand_charge_is_annualised_by_month_share(hours_2d, plain_costs):
+    # 48 h of a 31-day month at a flat 1,000 kW: the month's peak is 1,000 kW and, scaled
+    # to a year, 12 such months -> 12 * 10 USD/kW * 1,000 kW = 120,000 USD/year
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06, demand_charge_usd_per_kw_month=10)
+    load = pd.Series(1000.0, index=hours_2d)
+    s = mg.size(load, pv_availability=None, costs=costs, battery=NO_STORAGE,
+                generator=NO_GEN, import_limit_kw=5000.0)
+    assert s.annual_cost_usd["demand_charge"] == pytest.approx(120_000.0, rel=1e-9)
+
+
+def test_outage_is_carried_by_the_generator(hours_2d, plain_costs):
+    load = pd.Series(1000.0, index=hours_2d)
+    start = hours_2d[10]
+    s = mg.size(load, pv_availability=None, costs=plain_costs, battery=NO_STORAGE,
+                import_limit_kw=5000.0, outages=[(start, start + pd.Timedelta(hours=4))])
+    # the whole load during 4 h of outage; fuel (0.12) costs more than grid (0.06) after
+    assert s.generator_kw == pytest.approx(1000.0, rel=1e-9)
+    assert s.dispatch["grid_import_kw"].iloc[10:14].abs().max() < 1e-9
+    expected = 60 * 1000 + (0.12 * 4000 + 0.06 * 44_000) * annual(48)
+    assert s.total_annual_cost_usd == pytest.approx(expected, rel=1e-9)
+
+
+def test_unit_commitment_respects_minimum_load(hours_2d, plain_costs):
+    # 200 kW above the 1,000 kW limit for 4 h; units of 500 kW that run at >= 50 %: one
+    # unit, and while on it makes its minimum 250 kW (fuel costs more than grid energy)
+    load = peak_load(hours_2d).where(lambda x: x < 1500, 1200.0)
+    gen = mg.Generator(min_load_fraction=0.5, unit_size_kw=500.0)
+    s = mg.size(load, pv_availability=None, costs=plain_costs, battery=NO_STORAGE,
+                generator=gen, import_limit_kw=1000.0)
+    assert s.generator_kw == pytest.approx(500.0, rel=1e-9)
+    on = s.dispatch["generator_kw"].to_numpy()
+    peak = (hours_2d.hour >= 17) & (hours_2d.hour < 21)
+    assert on[peak] == pytest.approx(np.full(peak.sum(), 250.0), rel=1e-7)
+    assert np.abs(on[~peak]).max() < 1e-7
+    expected = 60 * 500 + (0.12 * 250 * 8 + 0.06 * (load.sum() - 250 * 8)) * annual(48)
+    assert s.total_annual_cost_usd == pytest.approx(expected, rel=1e-6)
+
+
+def test_ramp_limit_holds_at_the_interconnection(hours_2d, plain_costs):
+    load = peak_load(hours_2d)
+    s = mg.size(load, pv_availability=None, costs=plain_costs, generator=NO_GEN,
+                import_limit_kw=5000.0, ramp_limit_kw_per_h=100.0)
+    steps = np.diff(s.dispatch["grid_import_kw"].to_numpy())
+    assert np.abs(steps).max() <= 100.0 + 1e-6
+    # the 500 kW jump needs storage
+    assert s.battery_kw > 0
+
+
+def test_import_limit_as_a_decision(hours_2d):
+    # With capacity at 100 USD/kW-year, flat load 1,000 kW, no on-site option: M = 1,000 kW
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06,
+                     import_capacity_usd_per_kw_year=100.0)
+    load = pd.Series(1000.0, index=hours_2d)
+    s = mg.size(load, pv_availability=None, costs=costs, battery=NO_STORAGE,
+                generator=NO_GEN, import_limit_kw=None)
+    assert s.import_limit_kw == pytest.approx(1000.0, rel=1e-9)
+    assert s.annual_cost_usd["import_capacity"] == pytest.approx(100_000.0, rel=1e-9)
