@@ -3,7 +3,7 @@
 ::
 
     aiload record -o run-{host}.parquet [--interval 0.1] [--flush-interval 10] [--label TEXT]
-                  [--cpu-only] [--overwrite] -- COMMAND [ARGS...]
+                  [--cpu-only] [--power-only] [--overwrite] -- COMMAND [ARGS...]
     aiload record -o idle.parquet --duration 60
 
 The exit code is the command's (128 + N when a signal N ended it). SIGINT and SIGTERM end
@@ -58,6 +58,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
                         help="record for this long [s] instead of running a command")
     parser.add_argument("--cpu-only", action="store_true",
                         help="record CPU packages through RAPL only (no NVIDIA driver needed)")
+    parser.add_argument("--power-only", action="store_true",
+                        help="GPU power and energy only (no temperature, clock, utilisation): lowest overhead")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
                         help="the command to run while recording")
@@ -104,6 +106,7 @@ def record(args: argparse.Namespace, *, nvml: Any = None, powercap_root: Any = N
         flush_interval_s=args.flush_interval,
         gpu=not args.cpu_only,
         cpu=True if args.cpu_only else None,
+        gpu_state=not args.power_only,
         label=args.label,
         command=cmd or None,
         overwrite=args.overwrite,
@@ -125,7 +128,7 @@ def record(args: argparse.Namespace, *, nvml: Any = None, powercap_root: Any = N
         recorder.start()
         code = 0
         try:
-            if cmd:
+            if cmd and not stop.is_set():  # a signal before the launch: do not launch
                 child = subprocess.Popen(cmd)
                 returncode = child.wait()
                 code = 128 - returncode if returncode < 0 else returncode

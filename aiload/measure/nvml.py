@@ -42,6 +42,9 @@ class NvmlSource:
     nvml : module, optional
         The NVML binding; ``pynvml`` (from nvidia-ml-py) by default. Tests pass a fake with
         the same function names.
+    state : bool
+        Also read temperature, SM clock and utilisation (default True). False keeps power and
+        energy only: two NVML calls per GPU and sample instead of six.
 
     Raises
     ------
@@ -49,7 +52,8 @@ class NvmlSource:
         When NVML cannot start (no driver) or finds no GPU.
     """
 
-    def __init__(self, nvml: Any = None) -> None:
+    def __init__(self, nvml: Any = None, *, state: bool = True) -> None:
+        self._state = state
         if nvml is None:
             try:
                 import pynvml as nvml
@@ -130,8 +134,10 @@ class NvmlSource:
         def utilisation(member: str) -> Callable[[], float]:
             return lambda: float(getattr(nvml.nvmlDeviceGetUtilizationRates(handle), member))
 
-        return [
-            ("energy_j", lambda: nvml.nvmlDeviceGetTotalEnergyConsumption(handle) / 1000.0),
+        energy = [("energy_j", lambda: nvml.nvmlDeviceGetTotalEnergyConsumption(handle) / 1000.0)]
+        if not self._state:
+            return energy
+        return energy + [
             ("temperature_c", lambda: float(nvml.nvmlDeviceGetTemperature(handle, temperature_gpu))),
             ("sm_clock_mhz", lambda: float(nvml.nvmlDeviceGetClockInfo(handle, clock_sm))),
             ("util_pct", utilisation("gpu")),

@@ -52,6 +52,9 @@ class Recorder:
     cpu : bool or None
         Record CPU packages through RAPL: True requires it, None (default) uses it when
         present, False skips it.
+    gpu_state : bool
+        Also record GPU temperature, SM clock and utilisation (default True); False records
+        power and energy only, for the lowest overhead.
     label, command : optional
         Free text and the command line stored in the metadata.
     overwrite : bool
@@ -76,6 +79,7 @@ class Recorder:
         flush_interval_s: float = 10.0,
         gpu: bool = True,
         cpu: bool | None = None,
+        gpu_state: bool = True,
         label: str | None = None,
         command: Sequence[str] | None = None,
         overwrite: bool = False,
@@ -102,7 +106,7 @@ class Recorder:
         self.partial_path = partial_path(self.path)
         self.interval_s = float(interval_s)
         self.flush_interval_s = float(flush_interval_s)
-        self.gpu, self.cpu = gpu, cpu
+        self.gpu, self.cpu, self.gpu_state = gpu, cpu, gpu_state
         self.label = label
         self.command = None if command is None else [str(c) for c in command]
         self.overwrite = overwrite
@@ -145,7 +149,11 @@ class Recorder:
                 f"{self.path} exists; pass overwrite=True (--overwrite) or choose another name."
             )
         self._sources = open_sources(
-            gpu=self.gpu, cpu=self.cpu, nvml=self._nvml, powercap_root=self._powercap_root
+            gpu=self.gpu,
+            cpu=self.cpu,
+            gpu_state=self.gpu_state,
+            nvml=self._nvml,
+            powercap_root=self._powercap_root,
         )
         try:
             self._open_file()
@@ -258,7 +266,7 @@ class Recorder:
         self._thread.join()
         end_ns = self._wall0_ns + time.monotonic_ns() - self._mono0_ns
         try:
-            if self._writer is not None and not self._writer._file.closed:
+            if self._writer is not None and not self._writer.closed:
                 self._flush()
                 self._queue.put(None)
                 self._writer_thread.join()

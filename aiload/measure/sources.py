@@ -48,7 +48,12 @@ class Source(Protocol):
 
 
 def open_sources(
-    *, gpu: bool, cpu: bool | None, nvml: Any = None, powercap_root: os.PathLike | str | None = None
+    *,
+    gpu: bool,
+    cpu: bool | None,
+    gpu_state: bool = True,
+    nvml: Any = None,
+    powercap_root: os.PathLike | str | None = None,
 ) -> list[Source]:
     """Open the sources asked for; fail with one clear message when they cannot be used.
 
@@ -59,6 +64,8 @@ def open_sources(
     cpu : bool or None
         Record CPU packages through RAPL: ``True`` requires it, ``None`` uses it when present,
         ``False`` skips it.
+    gpu_state : bool
+        Also read GPU temperature, SM clock and utilisation (power and energy always).
     nvml : module, optional
         The NVML binding (``pynvml`` from nvidia-ml-py by default); tests pass a fake.
     powercap_root : path, optional
@@ -83,7 +90,7 @@ def open_sources(
     cpu_error: SourceUnavailableError | None = None
     if gpu:
         try:
-            sources.append(NvmlSource(nvml))
+            sources.append(NvmlSource(nvml, state=gpu_state))
         except SourceUnavailableError as exc:
             gpu_error = exc
     if cpu is None or cpu:

@@ -102,6 +102,11 @@ class StreamWriter:
         self._sync()
         self.rows_written += len(time_ns)
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` has run."""
+        return self._file.closed
+
     def close(self) -> None:
         """Write the end-of-stream marker and close the file."""
         if not self._file.closed:

@@ -17,7 +17,7 @@ import pytest
 from _measure_fakes import FakeNvml, make_powercap
 
 from aiload.errors import InputError
-from aiload.measure import SourceUnavailableError, read_partial
+from aiload.measure import SourceUnavailableError, finalize, read_partial
 from aiload.measure.cli import expand_output, record, register
 from aiload.measure.writer import METADATA_KEY
 
@@ -68,6 +68,13 @@ def test_command_exit_code_is_returned_and_recorded(tmp_path):
     assert meta["command"][1:] == ["-c", "import time, sys; time.sleep(0.5); sys.exit(3)"]
     assert meta["label"] == "exit three" and meta["end"] is not None
     assert table.num_rows >= 10  # ~25 samples in 0.5 s; a loaded machine may skip some
+
+
+def test_power_only_records_power_and_energy(tmp_path):
+    out = tmp_path / "p.parquet"
+    args = _args("-o", str(out), "--duration", "0.2", "--interval", "0.05", "--power-only")
+    assert record(args, nvml=FakeNvml(power_w=(300.0,)), powercap_root=tmp_path / "no-rapl") == 0
+    assert pq.read_table(out).column_names == ["time", "read_duration_s", "gpu0_power_w", "gpu0_energy_j"]
 
 
 def test_duration_without_command_and_cpu_only(tmp_path):
@@ -137,6 +144,10 @@ def test_sigkill_mid_recording_keeps_every_sample_up_to_the_last_flush(tmp_path)
     lost_s = (killed_at_ns - df["time"].iloc[-1].value) / 1e9
     assert lost_s < 0.2 + 1.0
     assert _meta(table)["end"] is None
+    # the leftover stream converts to the final Parquet file, samples unchanged
+    finalize(partial, out)
+    assert not partial.exists()
+    assert pq.read_table(out).equals(table.replace_schema_metadata(pq.read_table(out).schema.metadata))
 
 
 def test_sigterm_ends_command_and_recording_cleanly(tmp_path):

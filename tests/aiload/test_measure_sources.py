@@ -6,6 +6,8 @@ import math
 import os
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from _measure_fakes import FakeNvml, make_powercap, set_energy
 
 from aiload.measure import (
@@ -68,6 +70,12 @@ def test_nvml_energy_counter_in_joules_and_optional():
     assert "gpu0_energy_j" not in no_energy.columns and "gpu0_power_w" in no_energy.columns
 
 
+def test_nvml_power_only_skips_state_channels():
+    fake = FakeNvml(power_w=(300.0,))
+    source = NvmlSource(fake, state=False)
+    assert source.columns == ("gpu0_power_w", "gpu0_energy_j")
+
+
 def test_nvml_without_driver_says_so():
     with pytest.raises(SourceUnavailableError, match=r"NVMLError_LibraryNotFound.*no usable NVIDIA driver"):
         NvmlSource(FakeNvml(driver=False))
@@ -90,6 +98,20 @@ def test_counter_delta_wraps_at_max_energy_range():
     assert counter_delta_uj(100, 350, 1000) == 250
     # 900 -> wrap at 1000 -> 100: 100 to the top and 100 after it
     assert counter_delta_uj(900, 100, 1000) == 200
+
+
+@given(
+    start_uj=st.integers(0, 10**6 - 1),
+    increments_uj=st.lists(st.integers(0, 10**6 - 1), min_size=1, max_size=50),
+)
+def test_unwrapped_sum_equals_true_energy(start_uj, increments_uj):
+    # a counter of range 10^6 µJ read after each increment (each below one range, as at 0.1 s)
+    range_uj = 10**6
+    raw = [start_uj]
+    for inc in increments_uj:
+        raw.append((raw[-1] + inc) % range_uj)
+    deltas = [counter_delta_uj(a, b, range_uj) for a, b in zip(raw, raw[1:])]
+    assert deltas == increments_uj
 
 
 def test_rapl_power_from_counter_differences_with_wraparound(tmp_path):
