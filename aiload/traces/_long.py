@@ -54,7 +54,7 @@ def long_to_trace(
         integrated onto a common grid (:func:`aiload.traces.combine.combine`).
     """
     parts = []
-    for dev in pd.unique(device):
+    for dev in map(str, pd.unique(device)):
         rows = np.flatnonzero(device == dev)
         idx = times[rows].rename(times.name)
         check_times(idx, path, lines[rows])

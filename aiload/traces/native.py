@@ -101,13 +101,20 @@ def read_native(path: str | os.PathLike) -> Trace:
     channels = df.drop(columns=["time", *power_cols]).set_index(index)
     kinds = info.get("power_reading") or {}
     models = info.get("gpu_models") or []
-    hardware = info.get("hardware")
-    if hardware is None and models:
-        match = _GPU.search(models[0])
-        hardware = f"{len(models)}x{match.group(1).upper()}" if match else None
+    # the recorder's "hardware" is a description ("4x NVIDIA H100 80GB HBM3; 2x AMD ..."):
+    # aiload's short node type comes from the GPU models
+    match = _GPU.search(models[0]) if models else None
+    hardware = f"{len(models)}x{match.group(1).upper()}" if match else info.get("hardware")
     host = info.get("host") or path.name.split(".")[0]
-    extra = {k: info.get(k) for k in ("host", "driver_version", "nvml_version", "command", "start", "end", "interval_s", "aiload_version")}
-    extra.update(node=host, power_reading=kinds, complete=info.get("end") is not None)
+    keys = ("host", "driver_version", "nvml_version", "command", "start", "end", "interval_s")
+    extra = {k: info.get(k) for k in (*keys, "aiload_version")}
+    extra.update(
+        node=host,
+        power_reading=kinds,
+        complete=info.get("end") is not None,
+        hardware_description=info.get("hardware"),
+        gpu_models=models,
+    )
     meta = TraceMeta(
         source=(str(path),),
         format="aiload",

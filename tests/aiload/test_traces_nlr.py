@@ -93,3 +93,42 @@ def test_metadata_errors(tmp_path):
     bad.write_text("batch_size,elapsed,mean_power[W]\n10,1.0,2000\n20,2.0,-5\n")
     with pytest.raises(TraceFormatError, match=r"'mean_power_w' has -5.* line 3"):
         read_nlr_metadata(bad)
+
+
+@pytest.fixture()
+def nlr_series(data_dir):
+    """Real node power in NLR's layout: the WattAMeter example node's 4 GPUs summed."""
+    log = data_dir / "wattameter-example-logs/nvml_wattameter.log"
+    rows = [ln.split() for ln in log.read_text().splitlines() if not ln.startswith("#")]
+    t = pd.to_datetime([r[0] for r in rows], format="%Y-%m-%d_%H:%M:%S.%f")
+    seconds = (t - t[0]).total_seconds().to_numpy()
+    power_w = np.array([sum(int(x) for x in r[2:6]) for r in rows]) / 1000
+    return pd.DataFrame({"power[W]": power_w}, index=pd.Index(seconds, name="timestep[s]"))
+
+
+def test_nlr_parquet_returns_the_written_series(tmp_path, nlr_series):
+    path = tmp_path / "run.parquet"
+    nlr_series.to_parquet(path)
+    trace = read_trace(path)
+    assert trace.meta.format == "nlr-parquet" and trace.meta.hardware == "4xH100"
+    assert trace.power_w.index.name == "elapsed" and list(trace.power_w.columns) == ["node"]
+    np.testing.assert_array_equal(trace.power_w["node"], nlr_series["power[W]"])
+    expected_wh = np.trapezoid(nlr_series["power[W]"], nlr_series.index) / 3600
+    assert trace.energy_wh() == pytest.approx(expected_wh, rel=1e-9)
+
+
+def test_nlr_parquet_takes_nodes_and_model_from_metadata(tmp_path, data_dir, nlr_series):
+    """The real training metadata.csv says 000000.parquet is a 2-node llama2_70b_lora job."""
+    (tmp_path / "results").mkdir()
+    (tmp_path / "metadata.csv").write_bytes((data_dir / AGG / "training/metadata.csv").read_bytes())
+    nlr_series.reset_index().to_parquet(tmp_path / "results/000000.parquet")  # time as a column
+    trace = read_trace(tmp_path / "results/000000.parquet")
+    assert (trace.meta.n_nodes, trace.meta.workload) == (2, "llama2_70b_lora")
+    assert list(trace.power_w.columns) == ["job"]
+
+
+def test_nlr_parquet_renamed_column_is_named(tmp_path, nlr_series):
+    path = tmp_path / "run.parquet"
+    nlr_series.rename(columns={"power[W]": "power[kW]"}).to_parquet(path)
+    with pytest.raises(TraceFormatError, match=r"run.parquet: missing column\(s\) \['power\[W\]'\]"):
+        read_trace(path, format="nlr-parquet")
