@@ -59,7 +59,8 @@ def register(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
     parser.add_argument("--cpu-only", action="store_true",
                         help="record CPU packages through RAPL only (no NVIDIA driver needed)")
     parser.add_argument("--power-only", action="store_true",
-                        help="GPU power and energy only (no temperature, clock, utilisation): lowest overhead")
+                        help="GPU power and energy only (no temperature, clock, utilisation): "
+                        "the lowest overhead")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing output file")
     parser.add_argument("cmd", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]",
                         help="the command to run while recording")

@@ -17,7 +17,14 @@ from aiload._version import __version__
 from aiload.errors import InputError
 from aiload.measure.schedule import run_fixed_interval
 from aiload.measure.sources import Source, open_sources
-from aiload.measure.writer import FORMAT_NAME, FORMAT_VERSION, StreamWriter, finalize, partial_path, trace_schema
+from aiload.measure.writer import (
+    FORMAT_NAME,
+    FORMAT_VERSION,
+    StreamWriter,
+    finalize,
+    partial_path,
+    trace_schema,
+)
 
 __all__ = ["Recorder"]
 
@@ -93,7 +100,9 @@ class Recorder:
                 f"use e.g. {self.path.with_suffix('.parquet').name!r}."
             )
         if not (isinstance(interval_s, (int, float)) and math.isfinite(interval_s) and interval_s > 0):
-            raise InputError(f"Recorder: interval_s must be a positive number of seconds, got {interval_s!r}.")
+            raise InputError(
+                f"Recorder: interval_s must be a positive number of seconds, got {interval_s!r}."
+            )
         if not (
             isinstance(flush_interval_s, (int, float))
             and math.isfinite(flush_interval_s)

@@ -107,7 +107,8 @@ def test_usage_errors_are_explained_and_leave_no_file(tmp_path, argv, match):
 
 def test_no_driver_no_rapl_is_an_error_with_no_file(tmp_path):
     args = _args("-o", str(tmp_path / "x.parquet"), "--duration", "1")
-    with pytest.raises(SourceUnavailableError, match=r"nothing to record on this machine.*no usable NVIDIA driver"):
+    no_source = r"nothing to record on this machine.*no usable NVIDIA driver"
+    with pytest.raises(SourceUnavailableError, match=no_source):
         record(args, nvml=FakeNvml(driver=False), powercap_root=tmp_path / "missing")
     args = _args("-o", str(tmp_path / "x.parquet"), "--duration", "1")
     with pytest.raises(SourceUnavailableError, match=r"--cpu-only"):

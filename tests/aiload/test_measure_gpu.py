@@ -40,7 +40,9 @@ def _require_gpu_and_load() -> list[str]:
         pytest.skip("NVML started but found no GPU")
     command = os.environ.get("AILOAD_GPU_LOAD_CMD")
     if not command:
-        pytest.skip("set AILOAD_GPU_LOAD_CMD to a command that loads the GPU for >= 30 s (e.g. 'gpu_burn 40')")
+        pytest.skip(
+            "set AILOAD_GPU_LOAD_CMD to a command that loads the GPU for >= 30 s (e.g. 'gpu_burn 40')"
+        )
     return shlex.split(command)
 
 
@@ -56,7 +58,10 @@ def test_power_integral_matches_energy_counter_on_a_real_gpu(tmp_path):
             load.wait(timeout=30)
         time.sleep(1.0)  # let an averaged reading settle before the last sample
     df = pq.read_table(out).to_pandas()
-    assert len(df) >= 0.8 * LOAD_S / 0.1, f"the load ran < 30 s or ticks were lost: only {len(df)} samples ({rec.missed_ticks} ticks skipped)"
+    assert len(df) >= 0.8 * LOAD_S / 0.1, (
+        f"the load ran < 30 s or ticks were lost: only {len(df)} samples "
+        f"({rec.missed_ticks} ticks skipped)"
+    )
     t_s = (df["time"] - df["time"].iloc[0]).dt.total_seconds().to_numpy()
     checked = 0
     for dev in rec.power_reading:
@@ -66,7 +71,8 @@ def test_power_integral_matches_energy_counter_on_a_real_gpu(tmp_path):
         integrated_j = float(np.trapezoid(power_w, t_s))
         counter_j = float(df[f"{dev}_energy_j"].iloc[-1] - df[f"{dev}_energy_j"].iloc[0])
         assert integrated_j == pytest.approx(counter_j, rel=0.05), (
-            f"{dev} ({rec.power_reading[dev]} power): integral {integrated_j:.0f} J vs counter {counter_j:.0f} J"
+            f"{dev} ({rec.power_reading[dev]} power): integral {integrated_j:.0f} J "
+            f"vs counter {counter_j:.0f} J"
         )
         checked += 1
     if checked == 0:

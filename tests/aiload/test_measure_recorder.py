@@ -41,7 +41,8 @@ def test_records_fixed_interval_samples_with_metadata(tmp_path):
     np.testing.assert_array_equal(df["gpu1_power_w"], 350.0)
     # energy counter and power agree: 300 W between first and last sample
     elapsed_s = spacing_s.sum()
-    assert df["gpu0_energy_j"].iloc[-1] - df["gpu0_energy_j"].iloc[0] == pytest.approx(300 * elapsed_s, rel=0.05)
+    counter_j = df["gpu0_energy_j"].iloc[-1] - df["gpu0_energy_j"].iloc[0]
+    assert counter_j == pytest.approx(300 * elapsed_s, rel=0.05)
     meta = _metadata(table)
     assert meta["format"] == "aiload-trace" and meta["format_version"] == 1
     assert meta["power_reading"] == {"gpu0": "instantaneous", "gpu1": "instantaneous",
@@ -103,7 +104,8 @@ def test_no_source_leaves_no_file(tmp_path):
 
 def test_failure_in_sampling_thread_keeps_samples_and_is_raised(tmp_path):
     fake = FakeNvml(power_w=(300.0,))
-    rec = Recorder(tmp_path / "e.parquet", interval_s=0.02, flush_interval_s=0.1, nvml=fake, cpu=False).start()
+    rec = Recorder(tmp_path / "e.parquet", interval_s=0.02, flush_interval_s=0.1, nvml=fake, cpu=False)
+    rec.start()
     time.sleep(0.3)
 
     def broken(*args):

@@ -49,7 +49,9 @@ def test_nvml_instantaneous_field_used_and_labelled():
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"instant": False}, {"instant": True, "instant_refused": True}], ids=["old-binding", "old-driver"]
+    "kwargs",
+    [{"instant": False}, {"instant": True, "instant_refused": True}],
+    ids=["old-binding", "old-driver"],
 )
 def test_nvml_falls_back_to_averaged_power_and_says_so(kwargs):
     source = NvmlSource(FakeNvml(power_w=(250.0,), **kwargs))
@@ -159,7 +161,8 @@ def test_no_driver_but_rapl_suggests_cpu_only(tmp_path):
 
 
 def test_neither_source_is_one_clear_error(tmp_path):
-    with pytest.raises(SourceUnavailableError, match=r"nothing to record on this machine\. GPU: .* CPU: no RAPL"):
+    expected = r"nothing to record on this machine\. GPU: .* CPU: no RAPL"
+    with pytest.raises(SourceUnavailableError, match=expected):
         open_sources(gpu=True, cpu=None, nvml=FakeNvml(driver=False), powercap_root=tmp_path)
 
 
