@@ -231,6 +231,11 @@ def plot_ramp_histogram(
     return fig
 
 
+def _hours(seconds: float) -> str:
+    hours = seconds / 3600.0
+    return f"{hours:,.0f} h" if hours >= 10 else f"{hours:.3g} h"
+
+
 def _duration_points(x: PowerInput) -> tuple[np.ndarray, np.ndarray]:
     """(share of time at or above [%], power [kW]) of the load-duration curve."""
     if x.kind == "intervals":
@@ -264,7 +269,7 @@ def plot_load_duration(
     for colour, (name, x) in zip(PALETTE, items):
         share, values = _duration_points(x)
         ax.plot(share, values * factor, color=colour, linewidth=1.5,
-                label=f"{name} ({x.span_s / 3600:.3g} h)")
+                label=f"{name} ({_hours(x.span_s)})")
     ax.set_xlim(0, 100)
     ax.set_xlabel("share of time at or above [%]")
     ax.set_ylabel(f"power [{label}]")
