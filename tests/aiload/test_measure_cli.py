@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+
+import aiload
 from _measure_fakes import FakeNvml, make_powercap
 
 from aiload.errors import InputError
@@ -145,6 +147,10 @@ def test_sigkill_mid_recording_keeps_every_sample_up_to_the_last_flush(tmp_path)
     lost_s = (killed_at_ns - df["time"].iloc[-1].value) / 1e9
     assert lost_s < 0.2 + 1.0
     assert _meta(table)["end"] is None
+    # aiload.read_trace reads the interrupted recording as it is
+    trace = aiload.read_trace(partial)
+    assert trace.meta.extra["complete"] is False and trace.meta.reading == "instantaneous"
+    assert len(trace.power_w) == len(df) and (trace.power_w["gpu0"] == 321.0).all()
     # the leftover stream converts to the final Parquet file, samples unchanged
     finalize(partial, out)
     assert not partial.exists()
@@ -174,4 +180,6 @@ def test_sigterm_ends_command_and_recording_cleanly(tmp_path):
     assert not out.with_name(out.name + ".partial.arrows").exists()
     assert table.num_rows >= 10 and _meta(table)["end"] is not None
     assert set(table.column("gpu0_power_w").to_pylist()) == {280.0}
+    trace = aiload.read_trace(out)
+    assert trace.meta.extra["complete"] is True and list(trace.power_w.columns) == ["gpu0"]
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]

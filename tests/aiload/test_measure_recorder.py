@@ -10,6 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 from _measure_fakes import FakeNvml, make_powercap
 
+import aiload
 from aiload.errors import InputError, TraceFormatError
 from aiload.measure import Recorder, SourceUnavailableError, read_partial
 from aiload.measure.writer import METADATA_KEY, StreamWriter, trace_schema
@@ -52,6 +53,10 @@ def test_records_fixed_interval_samples_with_metadata(tmp_path):
     assert (meta["label"], meta["command"], meta["interval_s"]) == ("smoke", ["python", "x.py"], 0.05)
     assert meta["start"] < df["time"].iloc[0].isoformat() and meta["end"] > df["time"].iloc[-1].isoformat()
     assert fake.initialised == 0
+    trace = aiload.read_trace(out)
+    assert list(trace.power_w.columns) == ["gpu0", "gpu1", "cpu0", "cpu1"]
+    assert trace.meta.reading == "instantaneous" and trace.meta.workload == "smoke"
+    assert trace.meta.sampling_interval_s == pytest.approx(0.05, rel=0.1)
 
 
 def test_averaged_power_is_labelled_in_the_file(tmp_path):
@@ -59,6 +64,7 @@ def test_averaged_power_is_labelled_in_the_file(tmp_path):
     with Recorder(out, interval_s=0.05, nvml=FakeNvml(power_w=(250.0,), instant=False), cpu=False):
         time.sleep(0.2)
     assert _metadata(pq.read_table(out))["power_reading"] == {"gpu0": "averaged"}
+    assert aiload.read_trace(out).meta.reading == "averaged"
 
 
 def test_samples_are_flushed_while_recording(tmp_path):
