@@ -226,13 +226,39 @@ def integrate_samples(
     return energy
 
 
+def _means(values: np.ndarray, t0_ns: int, src_ns: int, edges_ns: np.ndarray) -> np.ndarray:
+    """Interval means of piecewise-constant power on new bin edges.
+
+    Whole multiples take the exact shortcuts (block average, repeat); other ratios
+    interpolate the cumulative energy, which is exact in arithmetic because it is piecewise
+    linear between the source edges.
+    """
+    step_ns = int(edges_ns[1] - edges_ns[0])
+    n = edges_ns.size - 1
+    offset = int(edges_ns[0] - t0_ns)
+    if step_ns % src_ns == 0 and offset % src_ns == 0:
+        ratio, first = step_ns // src_ns, offset // src_ns
+        return values[first : first + n * ratio].reshape(n, ratio, -1).mean(axis=1)
+    if src_ns % step_ns == 0 and offset % step_ns == 0:
+        ratio = src_ns // step_ns
+        first = offset // src_ns
+        fine = np.repeat(values[first:], ratio, axis=0)
+        skip = (offset - first * src_ns) // step_ns
+        return fine[skip : skip + n]
+    cum = np.concatenate([np.zeros((1, values.shape[1])), np.cumsum(values * (src_ns / _NS), axis=0)])
+    src = np.arange(values.shape[0] + 1) * (src_ns / _NS)
+    x = (edges_ns - t0_ns) / _NS
+    at = np.column_stack([np.interp(x, src, cum[:, j]) for j in range(values.shape[1])])
+    return np.diff(at, axis=0) / (step_ns / _NS)
+
+
 def _output_index(index: pd.Index, edges_ns: np.ndarray, step: pd.Timedelta) -> pd.Index:
-    starts = edges_ns[:-1]
+    n = edges_ns.size - 1
     if isinstance(index, pd.DatetimeIndex):
-        return pd.DatetimeIndex(
-            pd.to_datetime(starts, utc=True).tz_convert(index.tz), freq=step, name=index.name
-        )
-    return pd.TimedeltaIndex(pd.to_timedelta(starts), freq=step, name=index.name)
+        # a Timedelta freq steps in real (UTC) time, so a DST change neither adds nor drops bins
+        start = pd.Timestamp(int(edges_ns[0]), tz="UTC").tz_convert(index.tz)
+        return pd.date_range(start, periods=n, freq=step, name=index.name)
+    return pd.timedelta_range(pd.Timedelta(int(edges_ns[0])), periods=n, freq=step, name=index.name)
 
 
 def _wrap(data, values: np.ndarray, index: pd.Index):
@@ -321,20 +347,14 @@ def resample(
                 "freq with data.asfreq(...)."
             )
         src_ns = pd.Timedelta(frame.index.freq).value
-        # Power is constant in each source interval, so cumulative energy is piecewise
-        # linear between the source edges and linear interpolation of it is exact.
         src_edges = np.append(t_ns, t_ns[-1] + src_ns)
-        cum = np.concatenate([np.zeros((1, values.shape[1])), np.cumsum(values * (src_ns / _NS), axis=0)])
         edges = _edges_ns(int(src_edges[0]), int(src_edges[-1]), step_ns, origin, frame.index)
         if edges.size < 2:
             raise InputError(
                 f"resample: the data spans {(src_edges[-1] - src_edges[0]) / _NS:g} s, less than "
                 f"one output step of {step.total_seconds():g} s; choose a finer freq."
             )
-        x = (edges - src_edges[0]) / _NS
-        s = (src_edges - src_edges[0]) / _NS
-        at = np.column_stack([np.interp(x, s, cum[:, j]) for j in range(values.shape[1])])
-        out = np.diff(at, axis=0) / step.total_seconds()
+        out = _means(values, int(src_edges[0]), src_ns, edges)
         return _wrap(data, out, _output_index(frame.index, edges, step))
 
     if len(frame) < 2:

@@ -121,9 +121,9 @@ def combine(
     step = pd.Timedelta(step_ns, unit="ns")
     first = traces[0].power_w.index
     if isinstance(first, pd.DatetimeIndex):
-        index = pd.DatetimeIndex(pd.to_datetime(edges[:-1], utc=True), freq=step, name="time")
+        index = pd.date_range(pd.Timestamp(start, tz="UTC"), periods=n, freq=step, name="time")
     else:
-        index = pd.TimedeltaIndex(pd.to_timedelta(edges[:-1]), freq=step, name="elapsed")
+        index = pd.timedelta_range(pd.Timedelta(start), periods=n, freq=step, name="elapsed")
     power = pd.DataFrame(columns, index=index)
     readings = {t.meta.reading for t in traces}
     # Keep only what all files agree on; per-file facts (node name, ...) would mislead.

@@ -1,0 +1,146 @@
+"""aiload.resample: interval means at 0.1 s - 1 h with energy conserved.
+
+The reference integral is computed a second way: the piecewise-linear curve is refined by
+inserting the bin edges (numpy.interp) and integrated with numpy.trapezoid.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aiload.errors import InputError
+from aiload.resample import resample
+from aiload.traces import read_trace
+
+T0 = pd.Timestamp("2024-03-10 06:00:00", tz="UTC")
+
+
+def exact_integral(t_s, p, a_s, b_s):
+    """Integral over [a, b] of the straight lines joining (t_s, p) [W s]."""
+    x = np.union1d(t_s[(t_s > a_s) & (t_s < b_s)], [a_s, b_s])
+    return np.trapezoid(np.interp(x, t_s, p), x)
+
+
+def series(t_s, p, tz="UTC"):
+    index = pd.DatetimeIndex(T0 + pd.to_timedelta(t_s, unit="s"), name="time").tz_convert(tz)
+    return pd.Series(p, index=index, name="p_w")
+
+
+def test_hand_example():
+    # 100 W at 0 s, 300 W at 2 s: the line gives 150 W over [0, 1) and 250 W over [1, 2)
+    out = resample(series(np.array([0.0, 2.0]), np.array([100.0, 300.0])), "1s")
+    assert out.tolist() == [150.0, 250.0]
+    assert out.index.freq == pd.Timedelta("1s") and out.index[0] == T0 and out.name == "p_w"
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    gaps=st.lists(st.floats(0.01, 3.0), min_size=2, max_size=150),
+    values=st.lists(st.floats(0.0, 2000.0), min_size=151, max_size=151),
+    freq=st.sampled_from(["100ms", "250ms", "1s", "2s", "5s"]),
+    origin=st.sampled_from(["start", "epoch"]),
+)
+def test_energy_is_conserved_for_irregular_samples(gaps, values, freq, origin):
+    t_s = np.concatenate([[0.0], np.cumsum(gaps)]) + 0.123
+    p = np.array(values[: t_s.size])
+    step_s = pd.Timedelta(freq).total_seconds()
+    s = series(t_s, p)
+    t_ns = s.index.asi8
+    if (t_ns[-1] - t_ns[0]) / 1e9 < 2 * step_s:
+        return
+    out = resample(s, freq, origin=origin, fill="interpolate")
+    t_exact = (t_ns - t_ns[0]) / 1e9  # the ns times actually in the index
+    a = (out.index[0].value - t_ns[0]) / 1e9
+    b = a + len(out) * step_s
+    expected = exact_integral(t_exact, p, a, b)
+    assert out.sum() * step_s == pytest.approx(expected, rel=1e-9, abs=1e-6)
+    # only whole bins inside the samples, and no whole bin left out at either end
+    assert a >= -1e-9 and b <= t_exact[-1] + 1e-9
+    assert a < step_s and b + step_s > t_exact[-1]
+    if origin == "epoch":
+        assert out.index[0].value % pd.Timedelta(freq).value == 0
+
+
+def test_trace_from_real_mlperf_node_to_one_minute(data_dir):
+    path = data_dir / (
+        "mlperf-training-v4.0-smc-power/smc-ac-power/results/8xSMC-H100-SXM-80GB/"
+        "llama2_70b_lora/power/result_5742-240517053836692164828_10/node_3.txt"
+    )
+    trace = read_trace(path)
+    out = resample(trace, "1min")
+    assert isinstance(out, pd.DataFrame) and list(out.columns) == ["node_3"]
+    t = (trace.power_w.index.asi8 - trace.power_w.index.asi8[0]) / 1e9
+    a = (out.index[0].value - trace.power_w.index.asi8[0]) / 1e9
+    expected = exact_integral(t, trace.power_w["node_3"].to_numpy(), a, a + 60 * len(out))
+    assert out["node_3"].sum() * 60 == pytest.approx(expected, rel=1e-9)
+    assert len(out) == 5  # the 316 s of samples hold five whole minutes
+
+
+def test_means_downsample_is_block_average_and_upsample_repeats():
+    rng = np.random.default_rng(7)
+    idx = pd.date_range("2024-06-01", periods=7200, freq="1s", tz="Europe/Berlin", name="time")
+    s = pd.Series(rng.uniform(500, 900, idx.size), index=idx)
+    down = resample(s, "15min")
+    np.testing.assert_allclose(down.to_numpy(), s.to_numpy().reshape(8, 900).mean(axis=1), rtol=1e-12)
+    assert down.index.tz == s.index.tz and down.index.freq == pd.Timedelta("15min")
+    up = resample(down, "100ms")
+    np.testing.assert_allclose(up.to_numpy(), np.repeat(down.to_numpy(), 9000), rtol=1e-12)
+    assert up.sum() * 0.1 == pytest.approx(s.sum() * 1.0, rel=1e-12)
+
+
+def test_means_non_integer_ratio_conserves_energy():
+    idx = pd.timedelta_range(0, periods=90, freq="20s", name="elapsed")
+    s = pd.Series(np.arange(90, dtype=float) * 10 + 100, index=idx)
+    out = resample(s, "30s")
+    assert out.index.name == "elapsed" and isinstance(out.index, pd.TimedeltaIndex)
+    assert len(out) == 60 and out.sum() * 30 == pytest.approx(s.sum() * 20, rel=1e-12)
+    # the first 30-s bin = 20 s at 100 W and 10 s at 110 W
+    assert out.iloc[0] == pytest.approx((20 * 100 + 10 * 110) / 30)
+
+
+def test_gap_policies():
+    t = np.array([0.0, 1, 2, 3, 30, 31, 32, 33])
+    p = np.array([100.0, 100, 100, 100, 300, 300, 300, 300])
+    s = series(t, p)
+    with pytest.raises(InputError, match=r"1 gap\(s\) longer than max_gap=10 s; the first is 27 s.*fill="):
+        resample(s, "1s")
+    interp = resample(s, "1s", fill="interpolate")
+    zero = resample(s, "1s", fill="zero")
+    nan = resample(s, "1s", fill="nan")
+    assert interp.sum() == pytest.approx(3 * 100 + 27 * 200 + 3 * 300)
+    assert zero.sum() == pytest.approx(3 * 100 + 3 * 300)
+    assert nan.isna().sum() == 27 and nan.iloc[:3].tolist() == [100.0] * 3
+    assert resample(s, "1s", max_gap="30s").equals(interp)
+
+
+@pytest.mark.parametrize(
+    ("freq", "match"),
+    [("10ms", r"outside the supported range 0.1 s to 3600 s"), ("2h", "outside"), ("banana", "not a time step")],
+)
+def test_freq_out_of_range(freq, match):
+    with pytest.raises(InputError, match=match):
+        resample(series(np.arange(10.0), np.ones(10)), freq)
+
+
+def test_bad_inputs_are_named():
+    naive = pd.Series([1.0, 2.0], index=pd.to_datetime(["2024-01-01 00:00", "2024-01-01 00:01"]))
+    with pytest.raises(InputError, match=r"no time zone.*tz_localize"):
+        resample(naive, "1s")
+    with pytest.raises(InputError, match=r"times must strictly increase; label 2"):
+        resample(series(np.array([0.0, 2, 1, 3]), np.ones(4)), "1s")
+    with pytest.raises(InputError, match=r"1 NaN value\(s\), first in column 'p_w'"):
+        resample(series(np.arange(4.0), np.array([1.0, np.nan, 1, 1])), "1s")
+    with pytest.raises(InputError, match=r"span 1 s, less than one output step of 60 s"):
+        resample(series(np.array([0.0, 1.0]), np.ones(2)), "1min")
+
+
+def test_dst_change_keeps_bins_in_real_time():
+    # 2024-03-10 07:00 UTC is 02:00 -> 03:00 in New York: one real hour, no lost bins
+    s = series(np.arange(0, 3 * 3600 + 1, 10.0), np.full(1081, 400.0), tz="America/New_York")
+    out = resample(s, "1h")
+    assert len(out) == 3 and (out == 400.0).all()
+    assert str(out.index.tz) == "America/New_York"
