@@ -183,3 +183,26 @@ def test_sigterm_ends_command_and_recording_cleanly(tmp_path):
     trace = aiload.read_trace(out)
     assert trace.meta.extra["complete"] is True and list(trace.power_w.columns) == ["gpu0"]
     assert not [p for p in os.listdir(tmp_path) if p.endswith(".tmp")]
+
+
+def _machine_has_a_power_source() -> bool:
+    if any(Path("/sys/class/powercap").glob("intel-rapl:*")):
+        return True
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        pynvml.nvmlShutdown()
+        return True
+    except Exception:
+        return False
+
+
+@pytest.mark.skipif(_machine_has_a_power_source(), reason="this machine has NVML or RAPL: it would record")
+def test_real_sources_on_a_machine_without_them(tmp_path):
+    # real pynvml and the real /sys/class/powercap (no fakes): a clear error and no file;
+    # `aiload` turns this error into exit code 2 (scenarios.cli.main)
+    args = _args("-o", str(tmp_path / "run-{host}.parquet"), "--duration", "5")
+    with pytest.raises(SourceUnavailableError, match=r"nothing to record on this machine\. GPU: NVML could not"):
+        record(args)
+    assert list(tmp_path.iterdir()) == []
