@@ -132,6 +132,9 @@ def offline_figure() -> Path:
                        f"(R² {fit.r2:.3f}, max |res| {fit.max_abs_residual:.0f} J)"))
     ax.set_xscale("log")
     ax.set_yscale("log")
+    for axis in (ax.xaxis, ax.yaxis):
+        axis.set_major_formatter(ticker.FuncFormatter(lambda v, _: f"{v:g}"))
+        axis.set_minor_formatter(ticker.FuncFormatter(_minor_label))
     ax.set_xlabel("batch size b [prompts submitted at once]")
     ax.set_ylabel("energy per prompt [J] (GPU+CPU, one node)")
     ax.set_title("NLR offline Llama-3-70B on 4xH100: energy per prompt", fontsize=10)
