@@ -289,7 +289,8 @@ def resample(
     kind : {"auto", "samples", "means"}
         ``"samples"``: point readings, integrated as a piecewise-linear curve.
         ``"means"``: interval means on a fixed grid (index ``freq`` set). ``"auto"``: a Trace
-        is samples; a Series/DataFrame whose index has a ``freq`` is means; else samples.
+        is samples (means when it was combined from several files); a Series/DataFrame whose
+        index has a ``freq`` is means; else samples.
     max_gap : str or pandas.Timedelta, optional
         Longest spacing of samples that is not a gap [s]. Default: 10 x the median spacing,
         at least 1 s. Only used for ``kind="samples"``.
@@ -319,6 +320,7 @@ def resample(
     from aiload.traces._trace import Trace  # the trace package imports this module
 
     is_trace = isinstance(data, Trace)
+    trace_means = is_trace and data.is_interval_means
     if is_trace:
         data = data.power_w
     if not isinstance(data, (pd.Series, pd.DataFrame)):
@@ -338,7 +340,10 @@ def resample(
     t_ns = _times_ns(frame.index, "resample")
     values = _values(frame, "resample")
     if kind == "auto":
-        kind = "samples" if is_trace or frame.index.freq is None else "means"
+        if is_trace:
+            kind = "means" if trace_means else "samples"
+        else:
+            kind = "samples" if frame.index.freq is None else "means"
 
     if kind == "means":
         if frame.index.freq is None:

@@ -9,7 +9,6 @@ runs; :func:`read_nlr_metadata` returns it tidy, units in the column names.
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 import numpy as np
@@ -183,8 +182,3 @@ def read_nlr_parquet(path: str | os.PathLike) -> Trace:
     )
     return Trace(power_w=power, meta=meta)
 
-
-def is_nlr_metadata_header(header: str) -> bool:
-    """True when a CSV header line is one of NLR's ``metadata.csv`` headers."""
-    cols = set(re.split(r",", header.strip()))
-    return "mean_power[W]" in cols or {"model", "nodes", "repeat", "slurmid"} <= cols

@@ -144,3 +144,16 @@ def test_dst_change_keeps_bins_in_real_time():
     out = resample(s, "1h")
     assert len(out) == 3 and (out == 400.0).all()
     assert str(out.index.tz) == "America/New_York"
+
+
+def test_combined_trace_is_resampled_as_interval_means(data_dir):
+    """Brute force: each 2.007-s mean repeated on a 1-ms grid, then summed per minute."""
+    trace = read_trace(
+        data_dir / "mlperf-training-v4.0-smc-power/smc-ac-power/results/8xSMC-H100-SXM-80GB/"
+        "llama2_70b_lora/power/result_5742-240517053836692164828_10"
+    )
+    step_ms = round(trace.meta.extra["grid_step_s"] * 1000)
+    out = resample(trace, "1min")
+    fine = np.repeat(trace.power_w.to_numpy(), step_ms, axis=0)
+    expected = fine[: len(out) * 60_000].reshape(len(out), 60_000, -1).mean(axis=1)
+    np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-9)
