@@ -40,7 +40,8 @@ class Recorder:
 
     A background thread reads every source at ``start + k * interval_s`` (k = 1, 2, ...;
     absolute deadlines, so the grid does not drift), stamps each sample at the midpoint of its
-    read and keeps the read's duration. Samples are appended to
+    read and keeps the read's duration; :meth:`stop` takes one last reading when the last tick
+    is more than half an interval old, so the trace covers the end of the run. Samples are appended to
     ``<path>.partial.arrows`` every ``flush_interval_s``; :meth:`stop` converts that stream to
     ``path`` (Parquet) with an atomic rename. Use it as a context manager or call
     :meth:`start` and :meth:`stop`. It installs no signal handler: ``aiload record`` does.
@@ -134,6 +135,8 @@ class Recorder:
         self._values: list[list[float]] = []
         self._queue: queue.SimpleQueue = queue.SimpleQueue()
         self._writer_thread: threading.Thread | None = None
+        self._last_sample_ns = 0
+        self._flush_every = 1
 
     # -- life cycle -----------------------------------------------------------------------
     def start(self) -> Recorder:
@@ -208,38 +211,34 @@ class Recorder:
         }
         self._writer = StreamWriter(self.partial_path, trace_schema(self.columns, self.metadata))
 
-    def _run(self) -> None:
-        n_cols = len(self.columns)
-        self._times: list[int] = []
-        self._values: list[list[float]] = [[] for _ in range(n_cols + 1)]
-        flush_every = max(1, round(self.flush_interval_s / self.interval_s))
-        sources = self._sources
-        wall0, mono0 = self._wall0_ns, self._mono0_ns
+    def _sample(self) -> None:
         clock = time.monotonic_ns
+        before = clock()
+        row: list[float] = []
+        for source in self._sources:
+            row += source.read()
+        after = clock()
+        self._last_sample_ns = after
+        self._times.append(self._wall0_ns + (before + after) // 2 - self._mono0_ns)
+        self._values[0].append((after - before) / 1e9)
+        for column, value in zip(self._values[1:], row):
+            column.append(value)
+        self.n_samples += 1
+        if len(self._times) >= self._flush_every:
+            self._flush()
 
-        def sample() -> None:
-            before = clock()
-            row: list[float] = []
-            for source in sources:
-                row += source.read()
-            after = clock()
-            self._times.append(wall0 + (before + after) // 2 - mono0)
-            self._values[0].append((after - before) / 1e9)
-            for column, value in zip(self._values[1:], row):
-                column.append(value)
-            self.n_samples += 1
-            if len(self._times) >= flush_every:
-                self._flush()
-
+    def _run(self) -> None:
+        self._values = [[] for _ in range(len(self.columns) + 1)]
+        self._flush_every = max(1, round(self.flush_interval_s / self.interval_s))
         try:
-            for source in sources:
+            for source in self._sources:
                 source.prime()
-            start = clock()
+            start = self._last_sample_ns = time.monotonic_ns()
             self.missed_ticks = run_fixed_interval(
-                sample,
+                self._sample,
                 start_ns=start,
                 interval_ns=round(self.interval_s * 1e9),
-                clock_ns=clock,
+                clock_ns=time.monotonic_ns,
                 wait_s=self._stop.wait,
             )
         except BaseException as exc:  # re-raised by stop() after the data are saved
@@ -273,9 +272,14 @@ class Recorder:
             raise RuntimeError("Recorder.stop: the recorder was not started.")
         self._stop.set()
         self._thread.join()
-        end_ns = self._wall0_ns + time.monotonic_ns() - self._mono0_ns
         try:
             if self._writer is not None and not self._writer.closed:
+                # a last reading covers the tail since the last tick (as WattAMeter's final
+                # read), unless a tick just happened: two reads ms apart make RAPL noise
+                since_ns = time.monotonic_ns() - self._last_sample_ns
+                if self._error is None and since_ns >= self.interval_s * 1e9 / 2:
+                    self._sample()
+                end_ns = self._wall0_ns + time.monotonic_ns() - self._mono0_ns
                 self._flush()
                 self._queue.put(None)
                 self._writer_thread.join()

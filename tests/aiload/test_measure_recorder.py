@@ -30,14 +30,15 @@ def test_records_fixed_interval_samples_with_metadata(tmp_path):
     assert not rec.partial_path.exists()
     df = table.to_pandas()
     assert str(df["time"].dtype) == "datetime64[ns, UTC]"
-    # ~30 samples; a loaded CI box may skip a few ticks, never add any
-    assert 20 <= len(df) <= 31
+    # ~30 ticks + the reading at stop; a loaded CI box may skip a few ticks, never add any
+    assert 20 <= len(df) <= 32
     spacing_s = df["time"].diff().dt.total_seconds().to_numpy()[1:]
     assert np.median(spacing_s) == pytest.approx(0.05, rel=0.1)
-    # absolute deadlines: the last sample sits on the grid started by the first, not drifted
+    # absolute deadlines: the last tick sits on the grid started by the first, not drifted
+    # (the final row is the reading taken at stop, off the grid by design)
     ticks = np.round((df["time"] - df["time"].iloc[0]).dt.total_seconds() / 0.05)
     lateness_s = (df["time"] - df["time"].iloc[0]).dt.total_seconds() - ticks * 0.05
-    assert abs(lateness_s.iloc[-1]) < 0.02
+    assert abs(lateness_s.iloc[-2]) < 0.02
     assert (df["read_duration_s"] > 0).all() and (df["read_duration_s"] < 0.05).all()
     np.testing.assert_array_equal(df["gpu1_power_w"], 350.0)
     # energy counter and power agree: 300 W between first and last sample
@@ -57,6 +58,16 @@ def test_records_fixed_interval_samples_with_metadata(tmp_path):
     assert list(trace.power_w.columns) == ["gpu0", "gpu1", "cpu0", "cpu1"]
     assert trace.meta.reading == "instantaneous" and trace.meta.workload == "smoke"
     assert trace.meta.sampling_interval_s == pytest.approx(0.05, rel=0.1)
+
+
+def test_reading_at_stop_covers_the_tail(tmp_path):
+    out = tmp_path / "short.parquet"
+    with Recorder(out, interval_s=1.0, nvml=FakeNvml(power_w=(123.0,)), cpu=False) as rec:
+        time.sleep(0.7)  # shorter than one interval: no tick, but more than half of one
+    df = pq.read_table(out).to_pandas()
+    assert len(df) == 1 and df["gpu0_power_w"].iloc[0] == 123.0
+    start = np.datetime64(rec.metadata["start"].replace("+00:00", ""), "ns")
+    assert (df["time"].iloc[0].tz_localize(None) - start).total_seconds() == pytest.approx(0.7, abs=0.3)
 
 
 def test_averaged_power_is_labelled_in_the_file(tmp_path):
