@@ -24,7 +24,6 @@ import os
 import tempfile
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from aiload.errors import InputError
