@@ -65,6 +65,9 @@ class Recorder:
         power and energy only, for the lowest overhead.
     label, command : optional
         Free text and the command line stored in the metadata.
+    host : str, optional
+        Node name stored in the metadata (``read_trace`` names a multi-node run's columns
+        ``<host>/<dev>``); the host name by default.
     overwrite : bool
         Replace an existing ``path`` (a leftover ``.partial.arrows`` is never replaced).
     nvml : module, optional
@@ -90,6 +93,7 @@ class Recorder:
         gpu_state: bool = True,
         label: str | None = None,
         command: Sequence[str] | None = None,
+        host: str | None = None,
         overwrite: bool = False,
         nvml: Any = None,
         powercap_root: os.PathLike | str | None = None,
@@ -120,6 +124,7 @@ class Recorder:
         self.label = label
         self.command = None if command is None else [str(c) for c in command]
         self.overwrite = overwrite
+        self.host = host or socket.gethostname()
         self._nvml, self._powercap_root = nvml, powercap_root
         self._sources: list[Source] = []
         self._thread: threading.Thread | None = None
@@ -196,7 +201,7 @@ class Recorder:
         self.metadata = {
             "format": FORMAT_NAME,
             "format_version": FORMAT_VERSION,
-            "host": socket.gethostname(),
+            "host": self.host,
             "gpu_models": gpu_models,
             "driver_version": described.get("driver_version"),
             "nvml_version": described.get("nvml_version"),

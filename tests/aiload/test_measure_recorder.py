@@ -70,6 +70,24 @@ def test_reading_at_stop_covers_the_tail(tmp_path):
     assert (df["time"].iloc[0].tz_localize(None) - start).total_seconds() == pytest.approx(0.7, abs=0.3)
 
 
+def test_one_file_per_node_reads_back_as_one_run(tmp_path):
+    files = [tmp_path / f"run-{host}.parquet" for host in ("node1", "node2")]
+    recorders = [
+        Recorder(path, interval_s=0.05, nvml=FakeNvml(power_w=power_w), cpu=False, host=path.stem[4:])
+        for path, power_w in zip(files, ((200.0, 210.0), (400.0, 410.0)))
+    ]
+    for rec in recorders:
+        rec.start()
+    time.sleep(1.0)
+    for rec in recorders:
+        rec.stop()
+    trace = aiload.read_trace(files)
+    assert sorted(trace.power_w.columns) == ["node1/gpu0", "node1/gpu1", "node2/gpu0", "node2/gpu1"]
+    # interval means of constant power are that power
+    np.testing.assert_allclose(trace.power_w["node1/gpu1"].dropna(), 210.0)
+    np.testing.assert_allclose(trace.power_w["node2/gpu0"].dropna(), 400.0)
+
+
 def test_averaged_power_is_labelled_in_the_file(tmp_path):
     out = tmp_path / "avg.parquet"
     with Recorder(out, interval_s=0.05, nvml=FakeNvml(power_w=(250.0,), instant=False), cpu=False):
