@@ -245,6 +245,7 @@ def test_cli_json_and_table_on_facility_parquet(hawk, tmp_path, capsys):
     assert rows[("energy_kwh", "")]["value"] == pytest.approx(frame.facility_kw.sum() * 0.25)
     assert rows[("ramp_up_p95_kw_per_s", "1s")]["value"] is None
     assert rows[("ramp_up_p95_kw_per_s", "1s")]["available"] is False
+    # every figure renamed into place: no temporary file left behind
     assert {p.name for p in (tmp_path / "fig").iterdir()} == {
         "hawk_ramps.png", "hawk_load_duration.png", "hawk_psd.png", "hawk_calendar.png"
     }
@@ -256,3 +257,38 @@ def test_cli_json_and_table_on_facility_parquet(hawk, tmp_path, capsys):
     args = parser.parse_args(["metrics", str(path), "--column", "nope"])
     with pytest.raises(ValueError, match="no column 'nope'.*expected one of"):
         args.func(args)
+
+
+INFER = (
+    "mlperf-inference-v4.1-h200-power/closed/NVIDIA/results/H200-SXM-141GBx8_TRT_MaxQ/"
+    "llama2-70b-99/Server/performance/run_1/spl.txt"
+)
+
+
+def test_cli_on_real_traces(data_dir, gpt3, tmp_path, capsys):
+    """`aiload metrics RUN_DIR NVML_LOG SPL --json` through aiload.read_trace."""
+    import argparse
+
+    from aiload.metrics.cli import register
+
+    wattameter = data_dir / "wattameter-example-logs" / "nvml_wattameter.log"
+    parser = argparse.ArgumentParser(prog="aiload")
+    register(parser.add_subparsers(dest="command"))
+    files = [str(data_dir / GPT3), str(wattameter), str(data_dir / INFER)]
+    args = parser.parse_args(["metrics", *files, "--json"])
+    assert args.func(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    got = [{(r["metric"], r["window"]): r["value"] for r in item["metrics"]} for item in out["inputs"]]
+    # GPT-3: total_power.txt 415.22 kWh and the node-by-node integral of the local parse
+    _, energy_wh, _ = gpt3
+    assert got[0][("energy_kwh", "")] == pytest.approx(415.22, rel=5e-3)
+    assert got[0][("energy_kwh", "")] == pytest.approx(energy_wh / 1e3, rel=2e-3)
+    assert got[0][("ramp_up_max_kw_per_s", "1s")] is None  # 2-s sampling
+    # WattAMeter: trapezoid of the 4-GPU sum from the local parse
+    gpus = read_wattameter_gpus(wattameter)
+    t = (gpus.index.asi8 - gpus.index.asi8[0]) / 1e9
+    assert got[1][("energy_kwh", "")] == pytest.approx(np.trapezoid(gpus.to_numpy(), t) / 3.6e6, rel=1e-9)
+    # MLPerf inference, power window (SOURCE.md): mean 6,280, p95 6,348, max 6,390 W
+    assert got[2][("mean_kw", "")] == pytest.approx(6.280, abs=0.002)
+    assert got[2][("p95_kw", "")] == pytest.approx(6.348, abs=0.002)
+    assert got[2][("max_kw", "")] == pytest.approx(6.390, abs=0.001)
