@@ -120,6 +120,9 @@ class TrainingScaling:
         Largest absolute residual per quantity [unit of the quantity].
     notes : str
         Assumptions (e.g. an exponent fixed for lack of points).
+    floor_w : float
+        Lower bound of the per-node power: the hardware's measured idle power [W]. The
+        log-linear fall of ``P(n)`` reaches it only far outside the fitted node counts.
     """
 
     model: str
@@ -133,6 +136,7 @@ class TrainingScaling:
     residuals: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
     max_abs_residual: dict = field(default_factory=dict)
     notes: str = ""
+    floor_w: float = 0.0
 
     def __post_init__(self) -> None:
         if not (self.d1_s > 0 and np.isfinite(self.alpha) and self.p1_w > 0):
@@ -148,9 +152,9 @@ class TrainingScaling:
         return float(out) if out.ndim == 0 else out
 
     def power_w_per_node(self, nodes) -> np.ndarray | float:
-        """Fitted per-node mean power at ``nodes`` nodes [W] (vectorised)."""
+        """Fitted per-node mean power at ``nodes`` nodes, never below ``floor_w`` [W] (vectorised)."""
         n = _positive_array(nodes, "nodes", "nodes")
-        out = self.p1_w + self.slope_w_per_doubling * np.log2(n)
+        out = np.maximum(self.p1_w + self.slope_w_per_doubling * np.log2(n), self.floor_w)
         if np.any(out <= 0):
             raise InputError(
                 f"{self.model}/{self.hardware}: the fitted per-node power is <= 0 W at "
@@ -213,7 +217,11 @@ def _training_cached(model: str, hardware: str) -> TrainingScaling:
     else:
         s, p1 = 0.0, float(p.mean())
         notes.append("power: one node count only, per-node power held constant (ASSUMED)")
-    fit = TrainingScaling(model, hardware, float(d1), float(alpha), float(p1), float(s), pts)
+    from aiload.profiles.library import idle_power_w  # late: library imports this module
+
+    floor_w = idle_power_w(hardware)
+    fit = TrainingScaling(model, hardware, float(d1), float(alpha), float(p1), float(s), pts,
+                          floor_w=floor_w)
     frames = []
     for quantity, func in (("duration_s", fit.duration_s),
                            ("power_w_per_node", fit.power_w_per_node),
@@ -225,7 +233,7 @@ def _training_cached(model: str, hardware: str) -> TrainingScaling:
     r2 = {q: r_squared(g["observed"], g["fitted"]) for q, g in residuals.groupby("quantity")}
     max_res = {q: float(g["residual"].abs().max()) for q, g in residuals.groupby("quantity")}
     return TrainingScaling(model, hardware, float(d1), float(alpha), float(p1), float(s), pts,
-                           r2, residuals, max_res, "; ".join(notes))
+                           r2, residuals, max_res, "; ".join(notes), floor_w)
 
 
 def training(model: str, hardware: str) -> TrainingScaling:

@@ -7,6 +7,8 @@ import json
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import aiload.profiles as profiles
 from aiload.errors import InputError
@@ -182,3 +184,25 @@ def test_job_profile_errors():
         profiles.job_profile("llama2-70b-lora", "4xH100", 4, replicate=7)
     with pytest.raises(InputError, match="nodes must be an integer >= 1"):
         profiles.job_profile("llama2-70b-lora", "4xH100", 0)
+
+
+@settings(max_examples=25, deadline=None)
+@given(nodes=st.integers(1, 4096), pick=st.sampled_from(scaling.TRAINING_FITS))
+def test_job_profile_any_size_property(nodes, pick):
+    model, hardware = pick
+    fit = scaling.training(model, hardware)
+    p = profiles.job_profile(model, hardware, nodes)
+    assert p.duration_s == pytest.approx(fit.duration_s(nodes), rel=1e-9)
+    assert p.mean_power_w == pytest.approx(fit.power_w_per_node(nodes), rel=1e-9)
+    assert (p.power_w.to_numpy() >= 0).all()
+
+
+@settings(max_examples=25, deadline=None)
+@given(duration_s=st.floats(30, 2000), mean_w=st.floats(800, 6000), seed=st.integers(0, 2**32 - 1),
+       deep=st.booleans())
+def test_synth_training_mean_is_exact_property(duration_s, mean_w, seed, deep):
+    shape = synth.SD_SHAPE if deep else synth.LORA_SHAPE
+    frame = synth.synth_training(shape, duration_s=duration_s, mean_w=mean_w, idle_w=500,
+                                 replicates=2, seed=seed)
+    np.testing.assert_allclose(frame.mean().to_numpy(), mean_w, rtol=1e-9)
+    assert (frame.to_numpy() >= 0).all()

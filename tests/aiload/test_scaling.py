@@ -8,6 +8,7 @@ import pytest
 from scipy import optimize
 
 from aiload.errors import InputError
+from aiload import profiles
 from aiload.profiles import scaling
 
 NLR = "nlr-genai-power-profiles/01_aggregated_datasets"
@@ -155,6 +156,15 @@ def test_energy_is_power_times_nodes_times_duration():
     assert np.allclose(res["observed"] - res["fitted"], res["residual"])
     for q, g in res.groupby("quantity"):
         assert fit.max_abs_residual[q] == pytest.approx(g["residual"].abs().max())
+
+
+def test_power_never_below_idle():
+    fit = scaling.training("stable-diffusion-v2", "4xH100")
+    idle = profiles.idle_power_w("4xH100")
+    assert fit.floor_w == idle
+    # p1 + s log2 n reaches idle near 2^13 nodes; far beyond, the floor holds
+    assert fit.power_w_per_node(2**20) == idle
+    assert fit.power_w_per_node(16) > idle
 
 
 def test_mlperf_points_from_traces(data_dir):
