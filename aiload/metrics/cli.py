@@ -92,22 +92,25 @@ def _write_plots(outdir: Path, series: dict[str, pd.Series], kinds: dict[str, st
     outdir.mkdir(parents=True, exist_ok=True)
     written = []
     for label, s in series.items():
+        kind = kinds[label]
         figures = {
-            "ramps": plot_ramp_histogram(s),
-            "load_duration": plot_load_duration({label: s}),
-            "psd": plot_psd(s),
+            "ramps": plot_ramp_histogram(s, kind=kind),
+            "load_duration": plot_load_duration({label: s}, kind=kind),
+            "psd": plot_psd(s, kind=kind),
         }
         idx = s.index
         if isinstance(idx, pd.DatetimeIndex) and idx[-1] - idx[0] >= pd.Timedelta(days=2):
-            figures["calendar"] = plot_calendar_bands(s)
+            figures["calendar"] = plot_calendar_bands(s, kind=kind)
         for name, fig in figures.items():
             path = outdir / f"{label}_{name}.png"
             _save(fig, path)
             written.append(path)
     if len(series) > 1:
+        # traces come in W and facility outputs in kW: compare them in kW
         in_kw = {k: _as_kw(v) for k, v in series.items()}
+        shared = set(kinds.values())
         path = outdir / "comparison.png"
-        _save(plot_comparison(in_kw), path)
+        _save(plot_comparison(in_kw, kind=shared.pop() if len(shared) == 1 else "auto"), path)
         written.append(path)
     return written
 
@@ -155,8 +158,10 @@ def run(args: argparse.Namespace) -> int:
         with pd.option_context("display.max_rows", None, "display.width", 200):
             print(wide.to_string(float_format=lambda v: f"{v:.6g}", na_rep="n/a"))
     if args.plot:
-        for path in _write_plots(Path(args.plot), series, kinds):
-            print(f"wrote {path}", flush=True) if not args.json else None
+        written = _write_plots(Path(args.plot), series, kinds)
+        if not args.json:
+            for path in written:
+                print(f"wrote {path}")
     return 0
 
 

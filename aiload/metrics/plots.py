@@ -63,7 +63,7 @@ def _time_axis(x: PowerInput) -> tuple[np.ndarray, str]:
     return x.t_s / 60.0, "elapsed time [min]"
 
 
-def _series_list(series, unit: str | None) -> list[tuple[str, PowerInput]]:
+def _series_list(series, unit: str | None, kind: str = "auto") -> list[tuple[str, PowerInput]]:
     if isinstance(series, (pd.Series, pd.DataFrame)):
         items = {str(getattr(series, "name", None) or "power"): series}
     elif isinstance(series, Mapping):
@@ -74,7 +74,7 @@ def _series_list(series, unit: str | None) -> list[tuple[str, PowerInput]]:
         raise InputError("expected at least one power series to plot, got none.")
     plain = [s if isinstance(s, pd.Series) else s.iloc[:, 0] for s in items.values()]
     shared = common_unit(plain, unit)
-    return [(str(name), as_power(s, unit=shared, what=str(name))) for name, s in items.items()]
+    return [(str(name), as_power(s, unit=shared, kind=kind, what=str(name))) for name, s in items.items()]
 
 
 def plot_percentile_bands(
@@ -135,6 +135,7 @@ def plot_calendar_bands(
     unit: str | None = None,
     percentiles: tuple[float, float, float, float, float] = (5, 25, 50, 75, 95),
     title: str | None = None,
+    kind: str = "auto",
 ) -> Figure:
     """Hour-of-day and day-of-week percentile bands of a series on absolute time.
 
@@ -144,12 +145,14 @@ def plot_calendar_bands(
         Power [W, kW or MW] on a tz-aware DatetimeIndex (hours and days in its time zone).
     unit : str, optional
         Unit of ``power``.
+    kind : {"auto", "intervals", "samples"}
+        What a value means (see :func:`aiload.metrics.summary`).
     percentiles : 5 floats
         Outer low, inner low, median, inner high, outer high [%].
     title : str, optional
         Figure title.
     """
-    x = as_power(power, unit=unit)
+    x = as_power(power, unit=unit, kind=kind)
     if not x.absolute:
         raise InputError(
             "plot_calendar_bands: needs absolute time (a tz-aware DatetimeIndex), got elapsed "
@@ -183,6 +186,7 @@ def plot_ramp_histogram(
     unit: str | None = None,
     bins: int = 60,
     title: str | None = None,
+    kind: str = "auto",
 ) -> Figure:
     """Histogram of ramp rates ``[P(t) - P(t - w)] / w`` for each window ``w`` the sampling allows.
 
@@ -195,12 +199,14 @@ def plot_ramp_histogram(
         support are listed as not available on the figure.
     unit : str, optional
         Unit of ``power``.
+    kind : {"auto", "intervals", "samples"}
+        What a value means (see :func:`aiload.metrics.summary`).
     bins : int
         Number of bins, shared by all windows.
     title : str, optional
         Axes title.
     """
-    x = as_power(power, unit=unit)
+    x = as_power(power, unit=unit, kind=kind)
     rates, skipped = {}, []
     for w in windows:
         w_s = window_seconds(w)
@@ -251,6 +257,7 @@ def plot_load_duration(
     *,
     unit: str | None = None,
     title: str | None = None,
+    kind: str = "auto",
 ) -> Figure:
     """Load-duration curve(s): the power reached or exceeded for a share of the time.
 
@@ -260,10 +267,12 @@ def plot_load_duration(
         One or several power series [W, kW or MW]; all in one unit.
     unit : str, optional
         Unit of the values; inferred from name suffixes if omitted.
+    kind : {"auto", "intervals", "samples"}
+        What the values mean (see :func:`aiload.metrics.summary`).
     title : str, optional
         Axes title.
     """
-    items = _series_list(power, unit)
+    items = _series_list(power, unit, kind)
     factor, label = _power_scale(max(float(x.p_kw.max()) for _, x in items))
     fig, (ax,) = _figure()
     for colour, (name, x) in zip(PALETTE, items):
@@ -285,6 +294,7 @@ def plot_psd(
     bands: Sequence[tuple[float, float]] = DEFAULT_BANDS_HZ,
     segment_s: float | None = None,
     title: str | None = None,
+    kind: str = "auto",
 ) -> Figure:
     """Power spectral density (Welch) with the oscillation bands shaded.
 
@@ -296,6 +306,8 @@ def plot_psd(
         Power [W, kW or MW].
     unit : str, optional
         Unit of ``power``.
+    kind : {"auto", "intervals", "samples"}
+        What a value means (see :func:`aiload.metrics.summary`).
     bands : sequence of (float, float)
         Bands to shade [Hz].
     segment_s : float, optional
@@ -303,7 +315,7 @@ def plot_psd(
     title : str, optional
         Axes title.
     """
-    x = as_power(power, unit=unit)
+    x = as_power(power, unit=unit, kind=kind)
     freq, psd, seg = welch_psd(x, segment_s)
     fig, (ax,) = _figure()
     ax.loglog(freq[1:], psd[1:], color="0.15", linewidth=1.0)
@@ -333,6 +345,7 @@ def plot_comparison(
     unit: str | None = None,
     ramp_window: str | float = "1min",
     title: str | None = None,
+    kind: str = "auto",
 ) -> Figure:
     """Several series side by side: power over time, load-duration curve, ramp distribution.
 
@@ -343,12 +356,14 @@ def plot_comparison(
         kW or MW], all in one unit. Time is shown as elapsed from each series' start.
     unit : str, optional
         Unit of the values.
+    kind : {"auto", "intervals", "samples"}
+        What the values mean (see :func:`aiload.metrics.summary`).
     ramp_window : str or float
         Window of the ramp distribution (right panel) [s].
     title : str, optional
         Figure title.
     """
-    items = _series_list(series, unit)
+    items = _series_list(series, unit, kind)
     factor, label = _power_scale(max(float(x.p_kw.max()) for _, x in items))
     w_s = window_seconds(ramp_window)
     fig, (ax_t, ax_ldc, ax_r) = _figure(3, width=11.0, height=3.6)

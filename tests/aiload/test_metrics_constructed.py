@@ -168,3 +168,24 @@ def test_load_duration_curve_matches_dense_sampling():
     for level in (10.0, 50.0, 75.0, 95.0):
         hours = np.interp(-level, -curve.to_numpy(), curve.index.to_numpy())
         assert hours * 3600 == pytest.approx(np.mean(dense >= level) * 60.0, abs=0.01)
+
+
+def test_inputs_are_not_mutated_and_results_repeat():
+    s = square_wave(duration_s=120.0)
+    before = s.copy()
+    first = summary(s, windows=("1s", "10s"))
+    second = summary(s, windows=("1s", "10s"))
+    pd.testing.assert_series_equal(s, before)
+    pd.testing.assert_frame_equal(first, second)
+
+
+def test_samples_and_intervals_readings_differ_as_defined():
+    # the same three numbers as interval means (steps) or point samples (straight lines)
+    idx = pd.date_range("2024-01-01", periods=3, freq="1h", tz="UTC")
+    s = pd.Series([0.0, 10.0, 0.0], index=idx, name="x_kw")
+    steps = summary(s, windows=("1h",))
+    lines = summary(s, kind="samples", windows=("1h",))
+    assert value(steps, "energy_kwh") == pytest.approx(10.0)  # 3 h: 0 + 10 + 0 kWh
+    assert value(lines, "energy_kwh") == pytest.approx(10.0)  # triangle over 2 h: 0.5 * 2 * 10
+    assert value(steps, "mean_kw") == pytest.approx(10.0 / 3)
+    assert value(lines, "mean_kw") == pytest.approx(5.0)
