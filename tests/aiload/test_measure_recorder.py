@@ -36,10 +36,13 @@ def test_records_fixed_interval_samples_with_metadata(tmp_path):
     assert np.median(spacing_s) == pytest.approx(0.05, rel=0.1)
     # absolute deadlines: the last tick sits on the grid started by the first, not drifted
     # (the final row is the reading taken at stop, off the grid by design)
+    # (medians: a busy CI machine delays single wake-ups; the deterministic check of the
+    # schedule is in test_measure_schedule.py)
     ticks = np.round((df["time"] - df["time"].iloc[0]).dt.total_seconds() / 0.05)
-    lateness_s = (df["time"] - df["time"].iloc[0]).dt.total_seconds() - ticks * 0.05
-    assert abs(lateness_s.iloc[-2]) < 0.02
-    assert (df["read_duration_s"] > 0).all() and (df["read_duration_s"] < 0.05).all()
+    lateness_s = ((df["time"] - df["time"].iloc[0]).dt.total_seconds() - ticks * 0.05).iloc[:-1]
+    assert abs(np.median(lateness_s)) < 0.01
+    assert abs(np.median(lateness_s.iloc[-8:]) - np.median(lateness_s.iloc[:8])) < 0.005
+    assert (df["read_duration_s"] > 0).all() and (df["read_duration_s"] < 0.5).all()
     np.testing.assert_array_equal(df["gpu1_power_w"], 350.0)
     # energy counter and power agree: 300 W between first and last sample
     elapsed_s = spacing_s.sum()
@@ -147,7 +150,9 @@ def test_failure_in_sampling_thread_keeps_samples_and_is_raised(tmp_path):
         raise RuntimeError("binding crashed")  # not an NVMLError: the thread stops and reports it
 
     fake.nvmlDeviceGetTemperature = broken
-    time.sleep(0.1)
+    deadline = time.monotonic() + 10
+    while rec.running and time.monotonic() < deadline:
+        time.sleep(0.02)
     assert not rec.running
     with pytest.raises(RuntimeError, match="binding crashed"):
         rec.stop()
