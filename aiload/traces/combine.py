@@ -6,7 +6,9 @@ energy over the common span. The span is ``[latest first sample, earliest last s
 of the files; the grid starts at that latest first sample; its step is ``step_s`` or, by
 default, the largest of the files' median sampling intervals rounded to the millisecond
 (no file is upsampled). Samples outside the common span are dropped and the dropped
-energy of each file is recorded in ``meta.extra["dropped_energy_wh"]``.
+energy of each file is recorded in ``meta.extra["dropped_energy_wh"]``. Channels (temperature,
+utilisation, ...) are integrated onto the same grid; a file's channels with missing values are
+left out of the combined trace.
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -126,6 +127,13 @@ def read_trace(
     reader = _reader(formats[0])
     if formats[0] in _TAKES_TZ:
         options = {"tz": tz, **options}
+    accepted = set(inspect.signature(reader).parameters) - {"path"}
+    unknown = sorted(set(options) - accepted)
+    if unknown:
+        raise InputError(
+            f"read_trace: option(s) {unknown} are not understood by the {formats[0]!r} reader; "
+            f"it takes {sorted(accepted - {'tz'}) or 'no options'}."
+        )
     traces = [reader(p, **options) for p in paths]
     if len(traces) == 1:
         return traces[0]

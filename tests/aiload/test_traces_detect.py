@@ -54,6 +54,8 @@ def test_bad_arguments(data_dir, tmp_path):
         read_trace(tmp_path / "missing.txt")
     with pytest.raises(InputError, match="expected a file, a run directory or a non-empty list"):
         read_trace([])
+    with pytest.raises(InputError, match=r"\['window'\] are not understood by the 'mlperf-mllog' reader"):
+        read_trace(data_dir / MLPERF, window="all")
 
 
 def test_files_of_different_runs_do_not_combine(data_dir):
