@@ -231,6 +231,13 @@ def read_spl(path: str | os.PathLike, *, tz: str | None = None, window: str = "p
         win = _power_window(path.parent, tz)
         if win is not None:
             keep = (index >= win[0]) & (index <= win[1])
+            if keep.sum() < 2:
+                raise TraceFormatError(
+                    f"{path}: only {int(keep.sum())} sample(s) fall inside power_begin {win[0]} -> "
+                    f"power_end {win[1]} of {path.parent / 'mlperf_log_detail.txt'}; the log spans "
+                    f"{index[0]} -> {index[-1]}. Are both from the same run? window='all' reads "
+                    "the whole log."
+                )
             power, ch = power[keep], ch[keep]
             extra["window"] = {"power_begin": str(win[0]), "power_end": str(win[1])}
             extra["window_source"] = str(path.parent / "mlperf_log_detail.txt")
