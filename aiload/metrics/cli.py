@@ -26,16 +26,19 @@ __all__ = ["register", "load_power", "run"]
 
 def _facility_column(path: Path, column: str | None) -> tuple[pd.Series, str] | None:
     """The chosen column of an aiload facility Parquet file, or None if it is not one."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
-        meta = pq.read_schema(path).metadata or {}
-    except Exception:  # not Parquet at all: let the trace reader say what it is
+        # footer key-value metadata: where both whole-table and streamed writes put the key
+        raw = (pq.read_metadata(path).metadata or {}).get(b"aiload")
+    except (OSError, pa.ArrowInvalid):  # not Parquet at all: let the trace reader say what it is
         return None
-    raw = meta.get(b"aiload")
     if raw is None or json.loads(raw).get("kind") != "facility":
         return None
-    frame = pd.read_parquet(path)
+    from aiload.facility import read_facility
+
+    frame = read_facility(path).power
     column = column or "facility_kw"
     if column not in frame.columns:
         raise InputError(

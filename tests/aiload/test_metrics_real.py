@@ -223,16 +223,13 @@ def test_cli_json_and_table_on_facility_parquet(hawk, tmp_path, capsys):
     """`aiload metrics` on the Hawk series written as an aiload facility Parquet file."""
     import argparse
 
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
+    from aiload.facility import FacilityLoad
     from aiload.metrics.cli import register
 
     frame = pd.DataFrame({"it_kw": hawk / 1.2, "facility_kw": hawk}).iloc[: 96 * 14]
-    table = pa.Table.from_pandas(frame)
-    meta = {**(table.schema.metadata or {}), b"aiload": json.dumps({"kind": "facility"}).encode()}
     path = tmp_path / "hawk.parquet"
-    pq.write_table(table.replace_schema_metadata(meta), path)
+    # the facility model's own writer: schema metadata {"kind": "facility", "freq_s": 900, ...}
+    FacilityLoad(frame, pd.DataFrame(), {"freq_s": 900.0, "seed": 0}).to_parquet(path)
 
     parser = argparse.ArgumentParser(prog="aiload")
     register(parser.add_subparsers(dest="command"))
