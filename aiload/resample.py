@@ -357,8 +357,9 @@ def resample(
         edges = _edges_ns(start, end, step_ns, origin, frame.index)
         if edges.size < 2:
             raise InputError(
-                f"resample: the data spans {(end - start) / _NS:g} s, less than "
-                f"one output step of {step.total_seconds():g} s; choose a finer freq."
+                f"resample: the data spans {(end - start) / _NS:g} s and holds no whole output "
+                f"bin of {step.total_seconds():g} s aligned to origin={origin!r}; choose a finer "
+                "freq or origin='start'."
             )
         out = _means(values, start, src_ns, edges)
         return _wrap(data, out, _output_index(frame.index, edges, step))
@@ -369,8 +370,9 @@ def resample(
     edges = _edges_ns(int(t_ns[0]), int(t_ns[-1]), step_ns, origin, frame.index)
     if edges.size < 2:
         raise InputError(
-            f"resample: the samples span {(t_ns[-1] - t_ns[0]) / _NS:g} s, less than one output "
-            f"step of {step.total_seconds():g} s; choose a finer freq."
+            f"resample: the samples span {(t_ns[-1] - t_ns[0]) / _NS:g} s and hold no whole "
+            f"output bin of {step.total_seconds():g} s aligned to origin={origin!r}; choose a "
+            "finer freq or origin='start'."
         )
     energy = integrate_samples(t_ns, values, edges, gap, fill or "interpolate")
     return _wrap(data, energy / step.total_seconds(), _output_index(frame.index, edges, step))

@@ -134,7 +134,7 @@ def test_bad_inputs_are_named():
         resample(series(np.array([0.0, 2, 1, 3]), np.ones(4)), "1s")
     with pytest.raises(InputError, match=r"1 NaN value\(s\), first in column 'p_w'"):
         resample(series(np.arange(4.0), np.array([1.0, np.nan, 1, 1])), "1s")
-    with pytest.raises(InputError, match=r"span 1 s, less than one output step of 60 s"):
+    with pytest.raises(InputError, match=r"span 1 s and hold no whole output bin of 60 s aligned to origin='start'"):
         resample(series(np.array([0.0, 1.0]), np.ones(2)), "1min")
 
 
@@ -157,3 +157,25 @@ def test_combined_trace_is_resampled_as_interval_means(data_dir):
     fine = np.repeat(trace.power_w.to_numpy(), step_ms, axis=0)
     expected = fine[: len(out) * 60_000].reshape(len(out), 60_000, -1).mean(axis=1)
     np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    values=st.lists(st.floats(0.0, 5000.0), min_size=20, max_size=400),
+    src_ms=st.sampled_from([100, 250, 1000, 2007, 60_000]),
+    dst_ms=st.sampled_from([100, 300, 1000, 7000, 900_000]),
+    offset_ms=st.integers(0, 59_999),
+)
+def test_means_conserve_energy_for_any_ratio(values, src_ms, dst_ms, offset_ms):
+    """Brute force: every source mean repeated on a 1-ms grid, then cut into output bins."""
+    p = np.array(values)
+    start = T0 + pd.Timedelta(offset_ms, "ms")
+    idx = pd.date_range(start, periods=p.size, freq=pd.Timedelta(src_ms, "ms"), name="time")
+    if p.size * src_ms < 2 * dst_ms:  # may hold no whole epoch-aligned bin
+        return
+    out = resample(pd.Series(p, index=idx), pd.Timedelta(dst_ms, "ms"), origin="epoch")
+    fine = np.repeat(p, src_ms)
+    first = (out.index[0] - start) // pd.Timedelta("1ms")
+    expected = fine[first : first + len(out) * dst_ms].reshape(len(out), dst_ms).mean(axis=1)
+    np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-9, atol=1e-9)
+    assert out.index[0].value % (dst_ms * 1_000_000) == 0
