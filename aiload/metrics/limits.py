@@ -123,29 +123,29 @@ def _exceed(times, values, mask, quantity, limit, unit, worst) -> list[dict]:
 def _ramp_checks(x: PowerInput, limits: Limits) -> list[dict]:
     checks = []
     if limits.ramp_up_mw_per_min is not None:
-        checks.append(("ramp_up", limits.ramp_up_mw_per_min))
+        checks.append(("ramp_up", limits.ramp_up_mw_per_min, f"({limits.ramp_window})"))
     if limits.ramp_down_mw_per_min is not None:
-        checks.append(("ramp_down", limits.ramp_down_mw_per_min))
+        checks.append(("ramp_down", limits.ramp_down_mw_per_min, f"({limits.ramp_window})"))
     if limits.ramp_pct_per_min is not None:
         pct_limit = limits.ramp_pct_per_min / 100.0 * limits.capacity_mw
-        checks += [("ramp_up", pct_limit), ("ramp_down", pct_limit)]
+        share = f"({limits.ramp_window}, {limits.ramp_pct_per_min:g} % of {limits.capacity_mw:g} MW)"
+        checks += [("ramp_up", pct_limit, share), ("ramp_down", pct_limit, share)]
     if not checks:
         return []
     window_s = window_seconds(limits.ramp_window)
-    label = f"({limits.ramp_window})"
     note = resolution_note(x, window_s)
     if note is not None:
+        base = {"start": x.index[0], "end": x.index[-1], "value": np.nan, "unit": "MW/min"}
         return [
-            {"start": x.index[0], "end": x.index[-1], "quantity": f"{q} {label}", "value": np.nan,
-             "limit": lim, "unit": "MW/min", "note": f"cannot be checked: {note}"}
-            for q, lim in checks
+            {**base, "quantity": f"{q} {label}", "limit": lim, "note": f"cannot be checked: {note}"}
+            for q, lim, label in checks
         ]
     keep = x.t_s >= window_s * (1 - 1e-9)
     _, rate_kw_s = ramp_rates_kw_per_s(x, window_s)
     rate = rate_kw_s * 60.0 / 1e3  # kW/s -> MW/min
     times = x.index[keep]
     out = []
-    for quantity, limit in checks:
+    for quantity, limit, label in checks:
         if quantity == "ramp_up":
             out += _exceed(times, rate, rate > limit, f"ramp_up {label}", limit, "MW/min", np.max)
         else:
@@ -205,9 +205,11 @@ def check(
     p_mw = x.p_kw / 1e3
     rows: list[dict] = []
     if limits.p_max_mw is not None:
-        rows += _exceed(x.index, p_mw, p_mw > limits.p_max_mw, "power above p_max", limits.p_max_mw, "MW", np.max)
+        high = p_mw > limits.p_max_mw
+        rows += _exceed(x.index, p_mw, high, "power above p_max", limits.p_max_mw, "MW", np.max)
     if limits.p_min_mw is not None:
-        rows += _exceed(x.index, p_mw, p_mw < limits.p_min_mw, "power below p_min", limits.p_min_mw, "MW", np.min)
+        low = p_mw < limits.p_min_mw
+        rows += _exceed(x.index, p_mw, low, "power below p_min", limits.p_min_mw, "MW", np.min)
     rows += _ramp_checks(x, limits)
     rows += _oscillation_checks(x, limits)
     table = pd.DataFrame(rows, columns=VIOLATION_COLUMNS)

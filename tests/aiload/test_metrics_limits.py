@@ -37,7 +37,8 @@ def test_percent_of_capacity_and_clean_series():
     s = step_up_series()
     # 5 %/min of 100 MW = 5 MW/min: the 6-MW rise violates, the 3-MW fall does not
     out = check(s, Limits(ramp_pct_per_min=5.0, capacity_mw=100.0))
-    assert list(out.quantity) == ["ramp_up (1min)"] and out.limit.iloc[0] == pytest.approx(5.0)
+    assert list(out.quantity) == ["ramp_up (1min, 5 % of 100 MW)"]
+    assert out.limit.iloc[0] == pytest.approx(5.0)
     assert check(s, Limits(p_max_mw=20.0, ramp_up_mw_per_min=10.0)).empty
     # a 2-min window halves the rate: 3 MW/min
     out = check(s, Limits(ramp_up_mw_per_min=2.0, ramp_window="2min"))
