@@ -34,13 +34,12 @@ def test_records_fixed_interval_samples_with_metadata(tmp_path):
     assert 20 <= len(df) <= 32
     spacing_s = df["time"].diff().dt.total_seconds().to_numpy()[1:]
     assert np.median(spacing_s) == pytest.approx(0.05, rel=0.1)
-    # absolute deadlines: the last tick sits on the grid started by the first, not drifted
-    # (the final row is the reading taken at stop, off the grid by design)
-    # (medians: a busy CI machine delays single wake-ups; the deterministic check of the
-    # schedule is in test_measure_schedule.py)
+    # absolute deadlines: the late ticks sit on the same grid as the early ones, not drifted.
+    # Medians, because a busy CI machine delays single wake-ups (the first one included);
+    # the deterministic check of the schedule is in test_measure_schedule.py. The final row
+    # is the reading taken at stop, off the grid by design.
     ticks = np.round((df["time"] - df["time"].iloc[0]).dt.total_seconds() / 0.05)
     lateness_s = ((df["time"] - df["time"].iloc[0]).dt.total_seconds() - ticks * 0.05).iloc[:-1]
-    assert abs(np.median(lateness_s)) < 0.01
     assert abs(np.median(lateness_s.iloc[-8:]) - np.median(lateness_s.iloc[:8])) < 0.005
     assert (df["read_duration_s"] > 0).all() and (df["read_duration_s"] < 0.5).all()
     np.testing.assert_array_equal(df["gpu1_power_w"], 350.0)
