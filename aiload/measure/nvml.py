@@ -33,7 +33,8 @@ def _text(value: Any) -> str:
 class NvmlSource:
     """All GPUs NVML sees, read once per sample.
 
-    Columns per GPU ``i`` (NVML index): ``gpu{i}_power_w`` [W] and, where the GPU supports
+    Columns per GPU ``i`` (NVML index, in PCI bus order; NVML ignores
+    ``CUDA_VISIBLE_DEVICES``): ``gpu{i}_power_w`` [W] and, where the GPU supports
     them, ``gpu{i}_energy_j`` (total-energy counter [J], from mJ), ``gpu{i}_temperature_c``
     [°C], ``gpu{i}_sm_clock_mhz`` [MHz], ``gpu{i}_util_pct`` and ``gpu{i}_mem_util_pct`` [%].
 
@@ -81,8 +82,9 @@ class NvmlSource:
         count = nvml.nvmlDeviceGetCount()
         if count == 0:
             raise SourceUnavailableError(
-                "NVML started but found 0 GPUs; check CUDA_VISIBLE_DEVICES / the job's GPU "
-                "allocation, or record CPU power only with --cpu-only."
+                "NVML started but found 0 GPUs; check that this job step was given the GPUs "
+                "(Slurm: --gpus-per-node with ConstrainDevices), or record CPU power only with "
+                "--cpu-only."
             )
         self._handles = [nvml.nvmlDeviceGetHandleByIndex(i) for i in range(count)]
         self.gpu_models = [_text(nvml.nvmlDeviceGetName(h)) for h in self._handles]

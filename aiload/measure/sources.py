@@ -106,7 +106,12 @@ def open_sources(
     return sources
 
 
-def _explain(gpu, cpu, gpu_error, cpu_error) -> str:
+def _explain(
+    gpu: bool,
+    cpu: bool | None,
+    gpu_error: SourceUnavailableError | None,
+    cpu_error: SourceUnavailableError | None,
+) -> str:
     if gpu_error is not None and cpu_error is None and cpu is not False:
         # RAPL opened fine, so the user can still record CPU power
         return (
