@@ -72,6 +72,12 @@ class NvmlSource:
             ) from None
         try:
             self._open()
+        except nvml.NVMLError as exc:
+            nvml.nvmlShutdown()
+            raise SourceUnavailableError(
+                f"NVML started but could not open the GPUs ({type(exc).__name__}: {exc}); check "
+                "that this process may use them (device permissions, the job's GPU allocation)."
+            ) from None
         except BaseException:
             nvml.nvmlShutdown()
             raise

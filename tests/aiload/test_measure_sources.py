@@ -83,6 +83,18 @@ def test_nvml_without_driver_says_so():
         NvmlSource(FakeNvml(driver=False))
 
 
+def test_nvml_gpu_that_cannot_be_opened_is_explained():
+    fake = FakeNvml()
+
+    def no_permission(i):
+        raise fake.NVMLError("Insufficient Permissions")
+
+    fake.nvmlDeviceGetHandleByIndex = no_permission
+    with pytest.raises(SourceUnavailableError, match=r"could not open the GPUs .*Insufficient Permissions"):
+        NvmlSource(fake)
+    assert fake.initialised == 0
+
+
 def test_nvml_read_failure_is_nan_not_a_crash():
     fake = FakeNvml(power_w=(300.0,))
     source = NvmlSource(fake)
