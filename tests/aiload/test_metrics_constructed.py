@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from aiload.metrics import demand_kw, load_duration_curve, power_spectrum, ramp_rates, summary
 
@@ -189,3 +191,21 @@ def test_samples_and_intervals_readings_differ_as_defined():
     assert value(lines, "energy_kwh") == pytest.approx(10.0)  # triangle over 2 h: 0.5 * 2 * 10
     assert value(steps, "mean_kw") == pytest.approx(10.0 / 3)
     assert value(lines, "mean_kw") == pytest.approx(5.0)
+
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    steps=st.lists(st.floats(0.5, 400.0), min_size=3, max_size=40),
+    values=st.lists(st.floats(0.0, 1e4), min_size=41, max_size=41),
+)
+def test_demand_conserves_energy_of_point_samples(steps, values):
+    # irregular samples, the last one moved to the next whole 15 min (elapsed time from 0)
+    t = np.concatenate(([0.0], np.cumsum(steps)))
+    blocks = int(np.floor(t[-2] / 900.0)) + 1
+    t[-1] = blocks * 900.0
+    p = np.asarray(values[: t.size])
+    s = pd.Series(p, index=pd.to_timedelta(t, unit="s").rename("elapsed"), name="x_kw")
+    demand = demand_kw(s, kind="samples")
+    assert len(demand) == blocks
+    assert demand.sum() * 0.25 == pytest.approx(np.trapezoid(p, t) / 3600.0, rel=1e-9, abs=1e-9)
