@@ -12,11 +12,13 @@ Three engines solve the same steady-state AC power flow for every step of a seri
     injection and the background load scaling change between steps.
 ``"lightsim2grid"``
     lightsim2grid's batch ``TimeSeriesCPP`` on a grid converted with
-    ``lightsim2grid.network.init_from_pandapower``: the whole series in one C++ call. The
-    converter ignores switches (open line switches are turned into out-of-service lines
-    first) and does not reproduce every pandapower transformer model (case118 differs by
-    ~0.014 pu), so its result is checked against ``"newton"`` at sampled steps and dropped,
-    with a logged reason, when they differ by more than 1e-6 pu.
+    ``lightsim2grid.network.init_from_pandapower``: the whole series in one C++ call. Two
+    converter traps are handled: it ignores switches (a line with an open switch is
+    disconnected on that side only, as pandapower keeps it energised from the other end),
+    and its default ``pp_orig_file="pandapower_v2"`` transformer formulas flip the sign of
+    a negative ``i0_percent`` (case118: 0.014 pu off), so ``"pandapower_v3"`` is used. Its
+    result is still checked against ``"newton"`` at sampled steps and dropped, with a
+    logged reason, when they differ by more than 1e-6 pu.
 
 Each engine returns complex bus voltages in pandapower's internal (``ppci``) bus order;
 :func:`flows` turns them into the quantities ``runpp`` reports.
@@ -32,6 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandapower as pp
 from scipy import sparse
+from scipy.sparse import linalg as _splinalg  # noqa: F401  (sparse.linalg)
 
 from aiload.errors import InputError
 
@@ -234,16 +237,27 @@ def solve_lightsim2grid(
     net = copy.deepcopy(model.net)
     if not net.bus.index.equals(net.bus.index.__class__(range(len(net.bus)))):
         return "bus index is not 0..n-1 (needed to map lightsim2grid buses)"
-    # the direct converter ignores switches: open line switches become lines out of service
-    open_l = net.switch[(net.switch.et == "l") & ~net.switch.closed.astype(bool)]
-    net.line.loc[open_l.element.unique(), "in_service"] = False
     try:
         with warnings.catch_warnings():
             # the converter warns about NaN tap columns it fills and the slack it adds
             warnings.simplefilter("ignore", UserWarning)
-            lsgrid = init_from_pandapower(net)
+            # "pandapower_v3": the default (v2) transformer formulas get the sign of a
+            # negative i0_percent wrong (MATPOWER line charging on case118's transformer
+            # branches): 0.014 pu off; with v3 it agrees to 1e-10 pu
+            lsgrid = init_from_pandapower(net, pp_orig_file="pandapower_v3")
     except Exception as exc:  # any converter failure means: use the exact engine
         return f"lightsim2grid converter failed: {exc}"
+    # the converter ignores switches; pandapower keeps a line with an open switch energised
+    # from its other end (charging current), i.e. disconnected on one side only
+    open_l = net.switch[(net.switch.et == "l") & ~net.switch.closed.astype(bool)]
+    for bus_id, line_id in zip(open_l.bus, open_l.element, strict=True):
+        pos = net.line.index.get_loc(line_id)
+        if net.line.at[line_id, "from_bus"] == bus_id:
+            lsgrid.deactivate_powerline_side1(pos)
+        else:
+            lsgrid.deactivate_powerline_side2(pos)
+    if len(net.switch) and (net.switch.et.isin(["b", "t", "t3"]) & ~net.switch.closed.astype(bool)).any():
+        return "open bus-bus or transformer switches are present"
     n = len(p_mw)
     load_p = np.tile((net.load.p_mw * net.load.scaling).to_numpy(), (n, 1))
     load_q = np.tile((net.load.q_mvar * net.load.scaling).to_numpy(), (n, 1))
@@ -274,6 +288,18 @@ def solve_lightsim2grid(
     out = np.full((n, len(model.v0)), np.nan + 0j)
     ok = model.bus_row >= 0
     out[:, model.bus_row[ok]] = v_pos[:, ok]
+    aux = np.setdiff1d(np.arange(len(model.v0)), model.bus_row[ok])
+    if aux.size:
+        # pandapower's auxiliary buses (the open end of a switched-off line) carry no
+        # injection, so their voltage follows from Kirchhoff: Y_aa V_a = -Y_ak V_k
+        if np.abs(model.sbus0[aux]).max() > 0:
+            return "pandapower auxiliary buses carry injections"
+        known = model.bus_row[ok]
+        y = model.ybus.tocsr()
+        y_aa = y[aux][:, aux].tocsc()
+        y_ak = y[aux][:, known]
+        out[:, aux] = -sparse.linalg.spsolve(y_aa, (y_ak @ out[:, known].T)).reshape(
+            len(aux), n).T
     # trust the batch result only where it reproduces pandapower's own matrices
     sample = np.unique([0, int(np.argmax(p_mw)), int(np.argmin(p_mw)), n - 1])
     v_ref, conv = solve_newton(model, p_mw[sample], q_mvar[sample], scale[sample])
