@@ -143,7 +143,7 @@ class GridLimitsSection(_Section):
 
     vm_min_pu: float = Field(0.95, gt=0.5, lt=1.0, description="lowest allowed bus voltage [pu]")
     vm_max_pu: float = Field(1.05, gt=1.0, lt=1.5, description="highest allowed bus voltage [pu]")
-    max_loading_percent: float = Field(
+    loading_max_percent: float = Field(
         100.0, gt=0.0, le=200.0, description="highest allowed line/transformer loading [%]"
     )
 
@@ -192,18 +192,22 @@ class MicrogridSection(_Section):
     """
 
     import_limit_kw: float | None = Field(
-        None, ge=0.0, description="largest grid import [kW]; None: unlimited"
+        None, ge=0.0,
+        description="largest grid import [kW]; None: sized too, priced by "
+        "costs.import_capacity_usd_per_kw_year",
     )
     freq: str = Field("1h", description="resolution of the sizing problem (load averaged to it)")
     pv: PVSection | None = Field(
         default_factory=PVSection, description="PV plant; omit the table for no PV"
     )
     costs: dict[str, Any] = Field(default_factory=dict, description="microgrid.Costs(**costs)")
-    battery: dict[str, Any] | None = Field(
-        default_factory=dict, description="microgrid.Battery(**battery); absent: default battery"
+    battery: dict[str, Any] = Field(
+        default_factory=dict,
+        description="microgrid.Battery(**battery); max_energy_kwh = 0 for no battery",
     )
-    generator: dict[str, Any] | None = Field(
-        default_factory=dict, description="microgrid.Generator(**generator); absent: default"
+    generator: dict[str, Any] = Field(
+        default_factory=dict,
+        description="microgrid.Generator(**generator); max_power_kw = 0 for no generator",
     )
     options: dict[str, Any] = Field(
         default_factory=dict, description="further keyword arguments of microgrid.size()"

@@ -124,7 +124,7 @@ def prepare_grid(section: GridSection) -> GridPlan:
     limits = grid.Limits(
         vm_min_pu=section.limits.vm_min_pu,
         vm_max_pu=section.limits.vm_max_pu,
-        max_loading_percent=section.limits.max_loading_percent,
+        loading_max_percent=section.limits.loading_max_percent,
     )
     return GridPlan(section=section, net=net, limits=limits, module=grid)
 
@@ -144,8 +144,8 @@ def run_grid(plan: GridPlan, facility_kw: pd.Series) -> dict[str, Any]:
         )
     if "contingency" in section.studies:
         out["contingency"] = grid.contingency(
-            plan.net, load_mw, bus=section.bus, hours=section.contingency_hours,
-            limits=plan.limits, power_factor=section.power_factor,
+            plan.net, load_mw, bus=section.bus, n_peak=section.contingency_hours,
+            power_factor=section.power_factor,
         )
     if "load_loss" in section.studies:
         out["load_loss"] = grid.load_loss(
@@ -170,9 +170,7 @@ class MicrogridPlan:
     module: Any = field(repr=False)
 
 
-def _build(cls, kwargs: dict[str, Any] | None, where: str):
-    if kwargs is None:
-        return None
+def _build(cls, kwargs: dict[str, Any], where: str):
     try:
         return cls(**kwargs)
     except TypeError as exc:
@@ -186,7 +184,7 @@ def prepare_microgrid(section: MicrogridSection, site: SiteSection) -> Microgrid
     mg = _import("microgrid", "microgrid")
     weather = None
     if site.weather is not None and section.pv is not None:
-        weather = mg.read_weather(site.weather)
+        weather = read_tmy3_weather(site.weather)
     return MicrogridPlan(
         section=section,
         site=site,
@@ -198,16 +196,40 @@ def prepare_microgrid(section: MicrogridSection, site: SiteSection) -> Microgrid
     )
 
 
+def read_tmy3_weather(path: str) -> tuple[pd.DataFrame, dict]:
+    """A TMY3 file relabelled to interval starts, as ``microgrid.default_weather`` does.
+
+    Returns ``ghi, dni, dhi`` [W/m2], ``temp_air`` [degC], ``wind_speed`` [m/s] and the header.
+    """
+    import pvlib
+
+    try:
+        data, meta = pvlib.iotools.read_tmy3(path, coerce_year=2023, map_variables=True)
+    except Exception as exc:  # pvlib raises several types on a malformed file
+        raise InputError(
+            f"site.weather = {path!r}: cannot be read as a TMY3 CSV ({type(exc).__name__}: {exc}); "
+            "give a TMY3 file such as pvlib's data/723170TYA.CSV"
+        ) from None
+    # TMY labels are hour-ending; the load series is labelled by interval start
+    data.index = data.index - pd.Timedelta(hours=1)
+    data = data.sort_index()
+    data.index.freq = pd.infer_freq(data.index)
+    return data[["ghi", "dni", "dhi", "temp_air", "wind_speed"]], meta
+
+
 def run_microgrid(plan: MicrogridPlan, facility_kw: pd.Series):
     """Size PV, battery and generator for the facility series [kW]; returns ``(Sizing, pv)``."""
     mg, section = plan.module, plan.section
     load_kw = interval_means_kw(facility_kw, section.freq).rename("load_kw")
     pv = None
     if section.pv is not None:
+        weather, meta = plan.weather if plan.weather is not None else (None, {})
+        lat = plan.site.latitude if plan.site.latitude is not None else meta.get("latitude")
+        lon = plan.site.longitude if plan.site.longitude is not None else meta.get("longitude")
         pv = mg.pv_availability(
-            plan.weather,
-            latitude=plan.site.latitude,
-            longitude=plan.site.longitude,
+            weather,
+            latitude=lat,
+            longitude=lon,
             tilt=section.pv.tilt,
             azimuth=section.pv.azimuth,
             index=load_kw.index,

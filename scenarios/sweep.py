@@ -127,11 +127,16 @@ def run_task(section: FacilitySection, replicate: int, path: str) -> str:
     return str(target)
 
 
+def _plan_key(plan: dict) -> tuple:
+    # what decides the task files: the validated facility runs and the replicate count
+    return (plan["replicates"], [(c["case_id"], c["facility"]) for c in plan["cases"]])
+
+
 def _check_plan(out_dir: Path, plan: dict) -> None:
     path = out_dir / _PLAN
     if path.is_file():
         old = json.loads(path.read_text(encoding="utf-8"))
-        if old != plan:
+        if _plan_key(old) != _plan_key(plan):
             raise InputError(
                 f"{out_dir} holds a different sweep (its {_PLAN} does not match this scenario, "
                 "these --set values or replicates); choose another -o folder or delete this one."
@@ -191,8 +196,10 @@ def combine(out_dir: str | Path, cases: Sequence[Case], replicates: int,
         grouped = merged.groupby(keys, dropna=False, sort=False)["value"]
         for p in percentiles:
             col = grouped.quantile(p / 100.0).rename(f"p{p:g}")
+            # the validated value, so "…Z" and "…+00:00" spellings of one time agree
             rows.append(col.to_frame().assign(case_id=case.case_id, **{
-                k: json.dumps(jsonable(v)) for k, v in case.overrides.items()}))
+                k: json.dumps(jsonable(getattr(case.facility, k.split(".", 1)[1])))
+                for k in case.overrides}))
     index = pd.read_parquet(_task_path(out_dir, cases[0], 0)).index
     band_frame = pd.DataFrame(bands, index=index)
     band_frame.columns = pd.MultiIndex.from_tuples(band_frame.columns, names=["case_id", "band"])

@@ -99,17 +99,44 @@ def test_cli_run_and_help(tmp_path, capsys, facility_fn):
 
 def test_interconnection_equals_grid_calls(tmp_path, grid_pkg):
     name = "campus-100mw-interconnection"
-    result = run_scenario(name, tmp_path / "out", overrides=SHORT, progress=False)
+    # N-1 over case118's 186 branches takes a minute here; it is checked on CIGRE MV below
+    result = run_scenario(name, tmp_path / "out", progress=False, overrides={
+        **SHORT, "grid.studies": ["timeseries", "hosting_capacity", "load_loss"]})
     sc = result.scenario
-    load_mw = resample(result.facility.power["facility_kw"], sc.grid.freq) / 1000.0
+    load_mw = (resample(result.facility.power["facility_kw"], sc.grid.freq) / 1000.0).rename("p_mw")
     net = grid_pkg.networks.load(sc.grid.network)
     limits = grid_pkg.Limits(vm_min_pu=sc.grid.limits.vm_min_pu, vm_max_pu=sc.grid.limits.vm_max_pu,
-                             max_loading_percent=sc.grid.limits.max_loading_percent)
+                             loading_max_percent=sc.grid.limits.loading_max_percent)
     direct = grid_pkg.timeseries(net, load_mw, bus=sc.grid.bus, power_factor=sc.grid.power_factor,
                                  limits=limits)
     written = pd.read_parquet(tmp_path / "out" / "grid_timeseries_vm_pu.parquet")
     np.testing.assert_allclose(written.to_numpy(), direct.vm_pu.to_numpy(), atol=1e-12)
-    assert set(result.grid) >= {"timeseries", "hosting_capacity", "contingency", "load_loss"}
+    assert set(result.grid) == {"load_mw", "timeseries", "hosting_capacity", "load_loss"}
+    hosting = grid_pkg.hosting_capacity(net, bus=sc.grid.bus, limits=limits,
+                                        power_factor=sc.grid.power_factor)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["grid"]["hosting_capacity"]["p_mw"] == pytest.approx(hosting.p_mw, rel=1e-12)
+    loss = grid_pkg.load_loss(net, bus=sc.grid.bus, p_mw=float(load_mw.max()),
+                              power_factor=sc.grid.power_factor)
+    assert summary["grid"]["load_loss"]["largest_rise_pu"] == pytest.approx(loss.largest_rise_pu)
+
+
+def test_contingency_stage_equals_grid_call(tmp_path, grid_pkg):
+    path = tmp_path / "n1.toml"
+    path.write_text(
+        'name = "n1"\n[facility]\npreset = "inference-1mw"\nutilization = 0.5\n'
+        f'start = 2025-01-01T00:00:00Z\nend = {SHORT_END}\nfreq = "15min"\n'
+        '[grid]\nnetwork = "cigre_mv"\nbus = 5\nstudies = ["contingency"]\ncontingency_hours = 2\n'
+    )
+    result = run_scenario(path, tmp_path / "out", progress=False)
+    load_mw = (resample(result.facility.power["facility_kw"], "1h") / 1000.0).rename("p_mw")
+    direct = grid_pkg.contingency(grid_pkg.networks.load("cigre_mv"), load_mw, bus=5, n_peak=2,
+                                  power_factor=0.99)
+    written = pd.read_parquet(tmp_path / "out" / "grid_contingency.parquet")
+    assert list(written["element"]) == list(direct["element"])
+    np.testing.assert_allclose(written["min_vm_pu"].to_numpy(), direct["min_vm_pu"].to_numpy(),
+                               rtol=1e-12)
+    assert "contingency" in (tmp_path / "out" / "report.html").read_text()
 
 
 def test_microgrid_equals_size_call(tmp_path, microgrid_pkg):
@@ -123,3 +150,13 @@ def test_microgrid_equals_size_call(tmp_path, microgrid_pkg):
     use = dispatch[["battery_charge_kw", "grid_export_kw"]].sum(axis=1)
     np.testing.assert_allclose((supply - use).to_numpy(), load_kw.to_numpy(), rtol=1e-6, atol=1e-3)
     assert sizing.status == "optimal"
+    # the same problem posed by hand through the microgrid package
+    mg, sc = microgrid_pkg, result.scenario.microgrid
+    pv = mg.pv_availability(latitude=36.1, longitude=-79.9, tilt=sc.pv.tilt, azimuth=sc.pv.azimuth,
+                            index=load_kw.index)
+    direct = mg.size(load_kw, pv_availability=pv, costs=mg.Costs(**sc.costs),
+                     battery=mg.Battery(**sc.battery), generator=mg.Generator(**sc.generator),
+                     import_limit_kw=sc.import_limit_kw)
+    assert sizing.total_annual_cost_usd == pytest.approx(direct.total_annual_cost_usd, rel=1e-9)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert summary["microgrid"]["pv_kwp"] == pytest.approx(direct.pv_kwp, rel=1e-6, abs=1e-6)
