@@ -13,6 +13,9 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from aiload.errors import InputError
+from aiload.metrics import plot_calendar_bands, plot_load_duration, plot_ramp_histogram
+
 __all__ = ["facility_figures", "grid_figures", "grid_tables", "sizing_figures"]
 
 _PARTS = (("it_kw", "IT", "#3e7cb1"), ("losses_kw", "distribution losses", "#f0b429"),
@@ -25,7 +28,8 @@ def _first_week(frame: pd.DataFrame | pd.Series):
 
 
 def facility_figures(load: Any) -> list[tuple[str, Figure]]:
-    """Stacked parts of the first week and the load-duration curve of ``facility_kw`` [kW]."""
+    """Stacked parts of the first week [MW], then the metrics package's load-duration curve,
+    calendar bands and ramp histogram of ``facility_kw``."""
     power = load.power
     week = _first_week(power)
     fig = Figure(figsize=(10, 3.6))
@@ -42,17 +46,18 @@ def facility_figures(load: Any) -> list[tuple[str, Figure]]:
     fig.tight_layout()
     figs = [("Facility power by part over the first week [MW]", fig)]
 
-    values = np.sort(power["facility_kw"].to_numpy())[::-1] / 1000
-    hours = np.arange(1, values.size + 1) * pd.Timedelta(power.index.freq).total_seconds() / 3600
-    fig = Figure(figsize=(10, 3.2))
-    ax = fig.add_subplot()
-    ax.plot(hours, values, color="#3e7cb1")
-    ax.set_xlabel("hours at or above [h]")
-    ax.set_ylabel("facility power [MW]")
-    ax.set_title("Load-duration curve")
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    figs.append(("Load-duration curve of the facility power [MW]", fig))
+    facility_kw = power["facility_kw"]
+    optional = [
+        ("Load-duration curve of the facility power", lambda: plot_load_duration(facility_kw)),
+        ("Hour-of-day and day-of-week percentile bands of the facility power",
+         lambda: plot_calendar_bands(facility_kw)),
+        ("Ramp rates of the facility power per window", lambda: plot_ramp_histogram(facility_kw)),
+    ]
+    for title, make in optional:
+        try:
+            figs.append((title, make()))
+        except InputError:
+            continue  # a figure the horizon or resolution cannot support is left out
     return figs
 
 

@@ -112,7 +112,10 @@ def _table(frame: pd.DataFrame, max_rows: int = 60, index: bool = False) -> str:
 
 def _cell(value: Any) -> str:
     if isinstance(value, (float, np.floating)):
-        text = "n/a" if not np.isfinite(value) else f"{value:,.4g}"
+        if not np.isfinite(value):
+            text = "n/a"
+        else:
+            text = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
         return f'<td class="num">{text}</td>'
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         return f'<td class="num">{value:,}</td>'
@@ -125,6 +128,17 @@ def _kv(mapping: dict[str, Any]) -> str:
     rows = [(k, json.dumps(jsonable(v)) if isinstance(v, (dict, list)) else v)
             for k, v in mapping.items()]
     return _table(pd.DataFrame(rows, columns=["quantity", "value"]), max_rows=200)
+
+
+def _flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in tree.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            out.update(_flatten(value, name + "."))
+        else:
+            out[name] = value
+    return out
 
 
 def _figs(items: list[tuple[str, Figure]], dpi: int) -> str:
@@ -164,11 +178,19 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
         parts.append(f'<p class="skip">{_esc(reason)}</p>')
 
     parts.append("<h2>Inputs</h2>")
-    parts.append(f"<pre>{_esc(json.dumps(summary['inputs'], indent=2))}</pre>")
+    parts.append(_kv(_flatten(summary["inputs"])))
 
     parts.append("<h2>Facility: grid-facing metrics</h2>")
     parts.append(f"<p>Energy over the horizon: {summary['facility']['energy_kwh']:,.0f} kWh.</p>")
-    parts.append(_table(metrics_table, max_rows=200))
+    shown = metrics_table
+    if "available" in metrics_table:
+        shown = metrics_table[metrics_table["available"].astype(bool)].drop(columns="available")
+        missing = len(metrics_table) - len(shown)
+        if missing:
+            parts.append(f'<p class="muted">{missing} figures need a finer resolution than '
+                         f"{_esc(scenario.facility.freq)} and are listed as not available in "
+                         "metrics.csv.</p>")
+    parts.append(_table(shown, max_rows=200))
     parts.append(_figs(figures.facility_figures(load), dpi))
 
     if grid_results is not None:
@@ -186,13 +208,19 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
 
     if sizing is not None:
         parts.append("<h2>Microgrid sizing and dispatch</h2>")
-        parts.append(_kv(summary.get("microgrid", {})))
+        parts.append(_kv(_flatten(summary.get("microgrid", {}))))
         parts.append(_figs(figures.sizing_figures(sizing, pv), dpi))
 
     parts.append("<h2>Provenance</h2>")
-    parts.append(_kv({"aiload version": summary["aiload_version"], "seed": summary["seed"],
-                      "scenario file": summary.get("source") or "(in memory)",
-                      "facility meta": summary["facility"].get("meta", {})}))
+    meta = summary["facility"].get("meta", {})
+    provenance = {"aiload version": summary["aiload_version"], "seed": summary["seed"],
+                  "scenario file": summary.get("source") or "(in memory)"}
+    for key in ("preset", "replicates", "profile_sources", "events", "wall_s"):
+        if key in meta:
+            provenance[f"facility {key}"] = meta[key]
+    parts.append(_kv(provenance))
+    parts.append('<p class="muted">The full facility specification is in summary.json '
+                 "(facility.meta.spec).</p>")
     if CREDITS_PATH.is_file():
         parts.append(markdown_to_html(CREDITS_PATH.read_text(encoding="utf-8")))
     else:
