@@ -8,6 +8,7 @@ inference autoscaling. No power is computed here; the engine returns times, and
 from __future__ import annotations
 
 import bisect
+import itertools
 from collections import deque
 from dataclasses import dataclass
 
@@ -59,36 +60,41 @@ def schedule_jobs(
     """
     env = simpy.Environment()
     n_jobs = len(arrival_s)
-    start = np.full(n_jobs, np.inf)
+    starts = [np.inf] * n_jobs  # a list: item assignment is cheaper than on an ndarray
     arr = arrival_s.tolist()
     size = nodes.tolist()
     dur = duration_s.tolist()
     queue: deque[int] = deque()
     running: list[tuple[float, int, int]] = []  # (end, nodes, job), sorted by end
-    state = {"free": int(capacity_nodes), "events": 0}
+    free = int(capacity_nodes)
+    timeout = env.timeout
+    insort, bisect_left = bisect.insort, bisect.bisect_left
 
-    def on_end(_event, job: int) -> None:
-        state["events"] += 1
-        state["free"] += size[job]
-        del running[bisect.bisect_left(running, (start[job] + dur[job], size[job], job))]
-        dispatch()
+    def on_end(event) -> None:
+        nonlocal free
+        job = event.value
+        free += size[job]
+        del running[bisect_left(running, (starts[job] + dur[job], size[job], job))]
+        if queue:
+            dispatch()
 
     def launch(job: int) -> None:
+        nonlocal free
         now = env.now
-        start[job] = now
-        state["free"] -= size[job]
+        starts[job] = now
+        free -= size[job]
         end = now + dur[job]
-        bisect.insort(running, (end, size[job], job))
+        insort(running, (end, size[job], job))
         if end < horizon_s:
-            env.timeout(dur[job]).callbacks.append(lambda ev, j=job: on_end(ev, j))
+            timeout(dur[job], job).callbacks.append(on_end)
 
     def dispatch() -> None:
-        while queue and size[queue[0]] <= state["free"]:
+        while queue and size[queue[0]] <= free:
             launch(queue.popleft())
-        if not (backfill and len(queue) > 1):
+        if not (backfill and len(queue) > 1 and free > 0):
             return
         head = size[queue[0]]
-        avail, shadow = state["free"], np.inf
+        avail, shadow = free, np.inf
         for end, n, _ in running:
             avail += n
             if avail >= head:
@@ -96,11 +102,11 @@ def schedule_jobs(
                 break
         extra = avail - head  # nodes still spare at the shadow time
         now = env.now
-        for k, job in enumerate(list(queue)[1 : BACKFILL_DEPTH + 1], start=1):
-            if state["free"] <= 0:
+        for job in list(itertools.islice(queue, 1, BACKFILL_DEPTH + 1)):
+            if free <= 0:
                 break
             n = size[job]
-            if n > state["free"]:
+            if n > free:
                 continue
             if now + dur[job] <= shadow:
                 queue.remove(job)
@@ -110,18 +116,26 @@ def schedule_jobs(
                 queue.remove(job)
                 launch(job)
 
-    def arrivals():
-        for job in range(n_jobs):
-            wait = arr[job] - env.now
-            if wait > 0:
-                yield env.timeout(wait)
-            state["events"] += 1
+    # arrivals chain themselves through callbacks: cheaper than a generator process per event
+    def on_arrival(event) -> None:
+        job = event.value
+        if not queue and size[job] <= free:
+            launch(job)  # fast path: nothing waits, the job fits
+        else:
             queue.append(job)
             dispatch()
+        nxt = job + 1
+        if nxt < n_jobs:
+            timeout(arr[nxt] - env.now, nxt).callbacks.append(on_arrival)
 
-    env.process(arrivals())
+    if n_jobs:
+        timeout(arr[0], 0).callbacks.append(on_arrival)
     env.run(until=horizon_s)
-    return Schedule(start_s=start, events=state["events"])
+    start_s = np.asarray(starts, dtype=np.float64)
+    # one event per arrival and one per job end within the horizon
+    events = int(np.count_nonzero(arrival_s < horizon_s)
+                 + np.count_nonzero(start_s + duration_s < horizon_s))
+    return Schedule(start_s=start_s, events=events)
 
 
 def autoscale(
