@@ -1,0 +1,101 @@
+"""Facility model: wall time and peak memory of the reference runs, and the SimPy floor.
+
+Rows (see ``benchmarks/__main__.py`` for the contract):
+
+- ``colocation-10mw`` at ``utilization=0.8``, one year at 1 min (target <= 60 s);
+- the same preset, one week at 1 s;
+- ``campus-100mw``, one year at 1 min (target <= 180 s);
+- peak memory of each run (target < 4 GB): peak resident set size of a fresh interpreter that
+  runs only that case (``resource.getrusage``), so it includes Python and the imports;
+- the ratio of the whole simulation's wall time to a bare SimPy loop that schedules and
+  processes as many events as the simulation did, measured in the same run (target <= 3×).
+
+``quick=True`` shortens the horizons (one month, one day, one month) for a smoke check.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import simpy
+
+ROOT = Path(__file__).resolve().parents[1]
+
+START = "2025-01-01 00:00+00:00"
+
+
+def bare_simpy_s(events: int) -> float:
+    """Wall time of a SimPy process that schedules and processes ``events`` timeouts [s]."""
+    env = simpy.Environment()
+
+    def loop():
+        for _ in range(events):
+            yield env.timeout(1.0)
+
+    env.process(loop())
+    t0 = time.perf_counter()
+    env.run()
+    return time.perf_counter() - t0
+
+
+_CHILD = """
+import json, resource, sys, time
+import aiload.facility as f
+preset, end, freq, kw = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+f.facility(preset, start=%r, end="1h", freq="1min", progress=False, **kw)  # warm imports/caches
+t0 = time.perf_counter()
+load = f.facility(preset, start=%r, end=end, freq=freq, progress=False, **kw)
+wall = time.perf_counter() - t0
+print(json.dumps({"wall": wall, "events": int(load.meta["events"]),
+                  "maxrss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+""" % (START, START)
+
+
+def _measure(preset: str, end: str, freq: str, **kw):
+    """Run one case in a fresh interpreter: wall time [s], peak RSS [GiB], SimPy events."""
+    out = subprocess.run([sys.executable, "-c", _CHILD, preset, end, freq, json.dumps(kw)],
+                         capture_output=True, text=True, check=True, cwd=ROOT)
+    res = json.loads(out.stdout.strip().splitlines()[-1])
+    return res["wall"], res["maxrss_kib"] / 2**20, res["events"]
+
+
+def _row(name, value, unit, baseline_name=None, baseline_value=None, ratio=None, target="",
+         passed=None) -> dict:
+    return {"name": name, "value": value, "unit": unit, "baseline_name": baseline_name,
+            "baseline_value": baseline_value, "ratio": ratio, "target": target, "passed": passed}
+
+
+def run(quick: bool = False) -> list[dict]:
+    """Run the reference cases; return one row per figure."""
+    year = "30D" if quick else "365D"
+    cases = [
+        ("colocation-10mw u=0.8, 1 year @ 1min", "colocation-10mw", year, "1min",
+         {"utilization": 0.8}, 60.0),
+        ("colocation-10mw u=0.8, 1 week @ 1s", "colocation-10mw", "1D" if quick else "7D", "1s",
+         {"utilization": 0.8}, None),
+        ("campus-100mw, 1 year @ 1min", "campus-100mw", year, "1min", {}, 180.0),
+    ]
+    rows = []
+    for label, preset, end, freq, kw, limit_s in cases:
+        wall, peak_gib, events = _measure(preset, end, freq, **kw)
+        floor = bare_simpy_s(events)
+        scaled = f" (scaled: {end} run)" if quick else ""
+        rows.append(_row(f"{label}: wall time", wall, "s", target=(
+            f"<= {limit_s:.0f} s{scaled}" if limit_s else "reported"),
+            passed=(wall <= limit_s) if (limit_s and not quick) else None))
+        rows.append(_row(f"{label}: peak memory", peak_gib, "GiB", target="< 4 GiB",
+                         passed=peak_gib < 4.0))
+        rows.append(_row(f"{label}: simulation / bare SimPy ({events} events)", wall, "s",
+                         baseline_name="bare SimPy loop, same event count", baseline_value=floor,
+                         ratio=wall / floor if floor > 0 else None, target="<= 3x",
+                         passed=(wall / floor <= 3.0) if floor > 0 else None))
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run(quick=True):
+        print(row)
