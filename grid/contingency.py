@@ -60,8 +60,16 @@ def contingency(
         ``converged_steps`` (of ``n_peak``), ``min_vm_pu`` and ``max_vm_pu`` [pu],
         ``max_line_loading_percent`` and ``max_trafo_loading_percent`` [%] over the peak
         steps, and ``worst_time`` (the step with the lowest voltage).
-        Islanding is detected with pandapower's own topology check: buses left without a
-        path to the slack are set out of service and counted here, never solved silently.
+        Islanding is detected from the topology after the outage (connected components of
+        the remaining branches; pandapower's own check on the reference path): buses left
+        without a path to the slack are counted here and left out of the solution, never
+        solved silently.
+
+    Notes
+    -----
+    Where the fast engines apply, each outage subtracts the element's rows from
+    pandapower's admittance matrix and solves the peak steps with Newton; otherwise each
+    outage is a copy of the net solved by ``pandapower.runpp``.
     """
     series = facility_mw(load_mw)
     bus = check_bus(net, bus)
@@ -73,38 +81,30 @@ def contingency(
     times = peak_steps(series, n_peak)
     p = series.loc[times].to_numpy()
     q = q_mvar(p, pf)
-    scale = np.ones(len(p))
     work, load_index = attach(net, bus, power_factor=pf)
-    intact_buses = None
-    rows = []
+    base = engines.prepare(work, load_index)
     cases: list[tuple[str, str | None, int | None]] = [("none", None, None)]
     for kind in _OUTAGES[outages]:
         table = net[kind]
         cases += [(f"{kind} {i}", kind, int(i)) for i in table.index[table.in_service]]
+    study = _fast_case if base.fast_reason is None else _runpp_case
+    rows = []
+    intact = None
     for name, kind, idx in cases:
-        case = copy.deepcopy(work)
-        if kind is not None:
-            case[kind].at[idx, "in_service"] = False
         row = {"element": name, "islanded_buses": 0, "facility_islanded": False,
                "converged_steps": 0, "min_vm_pu": np.nan, "max_vm_pu": np.nan,
                "max_line_loading_percent": np.nan, "max_trafo_loading_percent": np.nan,
                "worst_time": pd.NaT}
-        try:
-            model = engines.prepare(case, load_index)
-        except InputError:
-            if kind is None:
-                raise
-            log.info("grid.contingency: %s: base case does not converge", name)
+        found = study(base, kind, idx, p, q)
+        if found is None:
+            log.info("grid.contingency: %s: the case does not converge", name)
             rows.append(row)
             continue
-        energised = case.res_bus.vm_pu.notna().to_numpy()
-        if intact_buses is None:
-            intact_buses = energised
-        row["islanded_buses"] = int((intact_buses & ~energised).sum())
-        row["facility_islanded"] = not bool(case.res_bus.vm_pu.notna().at[bus])
-        solver = engines.solve_runpp if model.fast_reason else engines.solve_newton
-        v, conv = solver(model, p, q, scale)
-        out = engines.flows(model, v, p, q, scale)
+        out, conv, energised = found
+        if intact is None:
+            intact = energised
+        row["islanded_buses"] = int((intact & ~energised).sum())
+        row["facility_islanded"] = not bool(energised[net.bus.index.get_loc(bus)])
         row["converged_steps"] = int(conv.sum())
         if conv.any():
             vm = out["vm_pu"][conv]
@@ -113,6 +113,43 @@ def contingency(
             row["worst_time"] = times[conv][int(np.argmin(np.nanmin(vm, axis=1)))]
             for key in ("line_loading_percent", "trafo_loading_percent"):
                 values = out[key][conv]
-                row[f"max_{key}"] = float(np.nanmax(values)) if values.size else np.nan
+                finite = values[np.isfinite(values)]
+                row[f"max_{key}"] = float(finite.max()) if finite.size else np.nan
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _fast_case(base: engines.Model, kind: str | None, idx: int | None, p: np.ndarray,
+               q: np.ndarray):
+    """One outage by editing pandapower's admittance matrix; Newton at every peak step."""
+    scale = np.ones(len(p))
+    if kind is None:
+        model, islanded = base, np.zeros(base.ybus.shape[0], dtype=bool)
+    else:
+        rows = base.line_row if kind == "line" else base.trafo_row
+        row = rows[base.net[kind].index.get_loc(idx)]
+        model, islanded = engines.without_branches(base, np.array([row]))
+    v, conv = engines.solve_newton(model, p, q, scale)
+    v[:, islanded] = np.nan
+    out = engines.flows(model, v, p, q, scale)
+    energised = model.bus_row >= 0
+    if kind is not None:
+        # the element itself carries nothing once out, as pandapower reports it
+        out[f"{kind}_loading_percent"][:, base.net[kind].index.get_loc(idx)] = 0.0
+    return out, conv, energised
+
+
+def _runpp_case(base: engines.Model, kind: str | None, idx: int | None, p: np.ndarray,
+                q: np.ndarray):
+    """One outage on a copy of the net, solved by pandapower itself (the reference path)."""
+    case = copy.deepcopy(base.net)
+    if kind is not None:
+        case[kind].at[idx, "in_service"] = False
+    try:
+        model = engines.prepare(case, base.load_index)
+    except InputError:
+        return None
+    scale = np.ones(len(p))
+    v, conv = engines.solve_runpp(model, p, q, scale)
+    out = engines.flows(model, v, p, q, scale)
+    return out, conv, case.res_bus.vm_pu.notna().to_numpy()

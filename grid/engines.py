@@ -38,7 +38,8 @@ from scipy.sparse import linalg as _splinalg  # noqa: F401  (sparse.linalg)
 
 from aiload.errors import InputError
 
-__all__ = ["Model", "prepare", "solve_newton", "solve_lightsim2grid", "solve_runpp", "flows"]
+__all__ = ["Model", "prepare", "without_branches", "solve_newton", "solve_lightsim2grid",
+           "solve_runpp", "flows"]
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +73,8 @@ class Model:
     trafo_row: np.ndarray
     f_kv: np.ndarray
     t_kv: np.ndarray
+    f_bus: np.ndarray
+    t_bus: np.ndarray
     ext_grid_offset_mw: float
     fast_reason: str | None
 
@@ -167,6 +170,8 @@ def prepare(net: pp.pandapowerNet, load_index: int) -> Model:
         trafo_row=trafo_row,
         f_kv=f_kv,
         t_kv=t_kv,
+        f_bus=branch[:, 0].real.astype(np.int64),
+        t_bus=branch[:, 1].real.astype(np.int64),
         ext_grid_offset_mw=0.0,
         fast_reason=_fast_reason(net),
     )
@@ -174,6 +179,45 @@ def prepare(net: pp.pandapowerNet, load_index: int) -> Model:
         p_calc = _slack_p_calc(model, v0[None, :], sbus0[None, :])[0]
         model.ext_grid_offset_mw = float(net.res_ext_grid.p_mw.sum()) - p_calc
     return model
+
+
+def without_branches(model: Model, rows: np.ndarray) -> tuple[Model, np.ndarray]:
+    """The model with ppci branches ``rows`` taken out, and the ppci buses it islands.
+
+    ``Ybus = Cf' Yf + Ct' Yt``, so a branch leaves by subtracting its two rows. Buses with
+    no path to the slack are dropped from the Newton equations (their voltage is NaN and
+    the facility, if there, draws nothing), as pandapower does for isolated buses.
+    """
+    from dataclasses import replace
+
+    from scipy.sparse.csgraph import connected_components
+
+    nb = model.ybus.shape[0]
+    rows = np.asarray(rows, dtype=np.int64)
+    pick_f = sparse.csr_matrix((np.ones(len(rows)), (model.f_bus[rows], np.arange(len(rows)))),
+                               shape=(nb, len(rows)))
+    pick_t = sparse.csr_matrix((np.ones(len(rows)), (model.t_bus[rows], np.arange(len(rows)))),
+                               shape=(nb, len(rows)))
+    delta = pick_f @ model.yf[rows] + pick_t @ model.yt[rows]
+    ybus = sparse.csc_matrix(model.ybus - delta)
+    keep = np.ones(len(model.f_bus), dtype=bool)
+    keep[rows] = False
+    graph = sparse.csr_matrix((np.ones(int(keep.sum())),
+                               (model.f_bus[keep], model.t_bus[keep])), shape=(nb, nb))
+    _, label = connected_components(graph, directed=False)
+    islanded = label != label[model.ref[0]]
+    zero = sparse.diags((~np.isin(np.arange(len(model.f_bus)), rows)).astype(float))
+    bus_row = np.where((model.bus_row >= 0) & ~islanded[np.maximum(model.bus_row, 0)],
+                       model.bus_row, -1)
+    facility_row = model.facility_row
+    if facility_row >= 0 and islanded[facility_row]:
+        facility_row = -1
+    out = replace(
+        model, ybus=ybus, yf=sparse.csr_matrix(zero @ model.yf),
+        yt=sparse.csr_matrix(zero @ model.yt), bus_row=bus_row, facility_row=facility_row,
+        pv=model.pv[~islanded[model.pv]], pq=model.pq[~islanded[model.pq]],
+    )
+    return out, islanded
 
 
 def _slack_p_calc(model: Model, v: np.ndarray, sbus: np.ndarray) -> np.ndarray:
