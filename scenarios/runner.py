@@ -168,6 +168,7 @@ def run_scenario(
 
     # build every configuration object before computing anything
     skipped: dict[str, str] = {}
+    studies.check_facility(scenario.facility)
     grid_plan = mg_plan = None
     if scenario.grid is not None:
         try:

@@ -22,6 +22,7 @@ from scenarios.schema import FacilitySection, GridSection, MicrogridSection, Sce
 __all__ = [
     "StageSkipped",
     "facility_kwargs",
+    "check_facility",
     "run_facility",
     "interval_means_kw",
     "GridPlan",
@@ -74,6 +75,20 @@ def facility_kwargs(section: FacilitySection, *, seed: int | None = None,
         progress=progress,
     )
     return kwargs
+
+
+def check_facility(section: FacilitySection) -> None:
+    """Build the facility specification without simulating, so a bad preset or override
+    fails before any computation; the message names the scenario field."""
+    from aiload.facility.presets import resolve_spec
+
+    overrides = dict(section.overrides)
+    if section.utilization is not None:
+        overrides["utilization"] = section.utilization
+    try:
+        resolve_spec(section.preset, overrides)
+    except InputError as exc:
+        raise InputError(f"[facility] preset = {section.preset!r} with {overrides}: {exc}") from None
 
 
 def run_facility(section: FacilitySection, *, progress: bool = True, **replace: Any):

@@ -91,6 +91,7 @@ def plan_cases(source: str | Path, sets: Mapping[str, Sequence[Any]] | None = No
     for i, values in enumerate(itertools.product(*(axes[k] for k in keys))):
         case_over = dict(zip(keys, values))
         scenario = load_scenario(source, overrides={**dict(overrides or {}), **case_over})
+        studies.check_facility(scenario.facility)
         cases.append(Case(f"case-{i:03d}", case_over, scenario.facility))
     return base, cases
 

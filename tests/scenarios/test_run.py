@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import aiload
+import aiload.errors
 from aiload.metrics import summary as metrics_summary
 from aiload.resample import resample
 from scenarios.cli import main
@@ -58,13 +59,26 @@ def test_nlr_cases_equal_the_library_calls(tmp_path, facility_fn, name):
     assert math.isclose(summary["facility"]["energy_kwh"], by_hand, rel_tol=1e-9)
 
 
-def test_failed_run_leaves_old_output_untouched_and_no_partial(tmp_path, facility_fn):
+def test_unknown_facility_override_fails_before_the_simulation(tmp_path, facility_fn):
+    with pytest.raises(aiload.errors.InputError,
+                       match=r"\[facility\] preset = 'colocation-10mw'.*no parameter 'utilisation'"):
+        run_scenario("colocation-10mw", tmp_path / "out", progress=False,
+                     overrides={**SHORT, "facility.overrides": {"utilisation": 0.3}})
+    assert not (tmp_path / "out").exists()
+
+
+def test_failed_run_leaves_old_output_untouched_and_no_partial(tmp_path, facility_fn, monkeypatch):
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("old")
-    with pytest.raises(Exception):
-        run_scenario("colocation-10mw", out, progress=False,
-                     overrides={**SHORT, "facility.overrides": {"no_such_option": 1}})
+
+    def broken_report(*args, **kwargs):
+        raise RuntimeError("disk full while writing the report")
+
+    # fail in the last step, after the other files were written to the temporary folder
+    monkeypatch.setattr("scenarios.report.render", broken_report)
+    with pytest.raises(RuntimeError, match="disk full"):
+        run_scenario("inference-1mw", out, progress=False, overrides=SHORT)
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
