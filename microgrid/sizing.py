@@ -289,6 +289,7 @@ def size(
     ramp_limit_kw_per_h: float | None = None,
     time_limit_s: float | None = None,
     mip_gap: float = 1e-4,
+    highs_options: Mapping[str, Any] | None = None,
 ) -> Sizing:
     """Least-cost sizes and dispatch of PV, battery and generator behind an import limit.
 
@@ -318,6 +319,8 @@ def size(
         HiGHS wall-clock limit [s].
     mip_gap : float
         Relative MIP gap (unit commitment only) [-].
+    highs_options : Mapping, optional
+        Extra HiGHS options (e.g. ``{"solver": "simplex", "threads": 2}``).
 
     Returns
     -------
@@ -358,7 +361,7 @@ def size(
     start = time.perf_counter()
     m = build_model(data)
     build_time_s = time.perf_counter() - start
-    res = solve_model(m, time_limit_s=time_limit_s, mip_gap=mip_gap)
+    res = solve_model(m, time_limit_s=time_limit_s, mip_gap=mip_gap, highs_options=highs_options)
     if res.status in ("infeasible", "infeasible_or_unbounded"):
         raise _explain_infeasible(data, index)
     if res.status == "unbounded":

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pyomo.environ as pyo
 from pyomo.contrib.appsi.base import TerminationCondition
@@ -66,7 +68,11 @@ _NAMES = {
 
 
 def solve_model(
-    m: pyo.ConcreteModel, *, time_limit_s: float | None = None, mip_gap: float = 1e-4
+    m: pyo.ConcreteModel,
+    *,
+    time_limit_s: float | None = None,
+    mip_gap: float = 1e-4,
+    highs_options: Mapping[str, Any] | None = None,
 ) -> SolveResult:
     """Solve ``m`` with HiGHS; load the solution when there is one.
 
@@ -78,6 +84,14 @@ def solve_model(
         Wall-clock limit of HiGHS [s].
     mip_gap : float
         Relative MIP gap at which HiGHS stops [-] (ignored by LPs).
+    highs_options : Mapping, optional
+        Further HiGHS options, applied last (e.g. ``{"solver": "simplex"}``).
+
+    Notes
+    -----
+    LPs are solved by HiGHS' interior point method followed by crossover (a vertex, hence a
+    clean dispatch): on the campus-100mw hourly year it took 88 s where dual simplex had
+    not finished after 5 min on the same loaded 2-core machine.
     """
     opt = Highs()
     opt.config.load_solution = False
@@ -85,6 +99,9 @@ def solve_model(
     options = {"mip_rel_gap": float(mip_gap), "output_flag": False}
     if time_limit_s is not None:
         options["time_limit"] = float(time_limit_s)
+    if not any(v.is_integer() for v in m.component_data_objects(pyo.Var, descend_into=True)):
+        options["solver"] = "ipm"
+    options.update(highs_options or {})
     opt.highs_options = options
     start = time.perf_counter()
     res = opt.solve(m)
