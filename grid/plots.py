@@ -1,0 +1,138 @@
+"""Figures of grid studies (matplotlib; imported only when a plot is asked for).
+
+Every function draws on ``ax`` (a new figure when omitted) and returns the Axes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from grid.hosting import HostingCapacity
+from grid.limits import Limits
+from grid.timeseries import GridResult
+
+__all__ = ["voltage_envelope", "loading_duration", "hosting_capacity_bars", "n1_heatmap"]
+
+
+def _axes(ax, figsize=(8, 4)):
+    if ax is not None:
+        return ax
+    import matplotlib.pyplot as plt
+
+    return plt.subplots(figsize=figsize, constrained_layout=True)[1]
+
+
+def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
+                     freq: str = "D", limits: Limits | None = None, ax=None):
+    """Daily (``freq``) min-max band of the voltage [pu] at chosen buses over time.
+
+    Parameters
+    ----------
+    result : GridResult
+    buses : sequence of int, optional
+        Buses to draw; default the facility's bus.
+    freq : str
+        Width of each envelope window (pandas offset, e.g. ``"D"``, ``"W"``).
+    limits : Limits, optional
+        Voltage band drawn as dashed lines; default ``result.limits``.
+    """
+    ax = _axes(ax)
+    limits = limits or result.limits
+    for b in buses if buses is not None else [result.bus]:
+        vm = result.vm_pu[b]
+        lo, hi = vm.resample(freq).min(), vm.resample(freq).max()
+        band = ax.fill_between(lo.index, lo.to_numpy(), hi.to_numpy(), alpha=0.35, step="post",
+                               label=f"bus {b}" + (" (facility)" if b == result.bus else ""))
+        ax.plot(lo.index, vm.resample(freq).mean().to_numpy(), lw=0.8,
+                color=band.get_facecolor()[0][:3], drawstyle="steps-post")
+    for v in (limits.vm_min_pu, limits.vm_max_pu):
+        ax.axhline(v, color="crimson", ls="--", lw=1)
+    ax.set_ylabel("voltage [pu]")
+    ax.set_title(f"Voltage envelope ({freq} min-max band, line = mean)")
+    ax.legend(loc="best", fontsize=8)
+    return ax
+
+
+def loading_duration(result: GridResult, *, top: int = 6, limits: Limits | None = None,
+                     ax=None):
+    """Loading duration curves [%] of the ``top`` most loaded lines and transformers."""
+    ax = _axes(ax)
+    limits = limits or result.limits
+    frames = [result.line_loading_percent.add_prefix("line "),
+              result.trafo_loading_percent.add_prefix("trafo ")]
+    loading = pd.concat(frames, axis=1)
+    loading.columns = [str(c) for c in loading.columns]
+    order = loading.max().sort_values(ascending=False).index[:top]
+    share = np.linspace(0, 100, len(loading), endpoint=False)
+    for name in order:
+        ax.plot(share, np.sort(loading[name].to_numpy())[::-1], label=name)
+    ax.axhline(limits.loading_max_percent, color="crimson", ls="--", lw=1)
+    ax.set_xlabel("share of time [%]")
+    ax.set_ylabel("loading [%]")
+    ax.set_title("Loading duration curves (most loaded branches)")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def hosting_capacity_bars(results: Mapping[str, HostingCapacity] | Sequence[HostingCapacity],
+                          *, peak_mw: float | None = None, ax=None):
+    """Hosting capacity [MW] per bus, each bar labelled with its binding constraint."""
+    ax = _axes(ax)
+    items = (list(results.items()) if isinstance(results, Mapping)
+             else [(f"bus {r.bus}", r) for r in results])
+    names = [k for k, _ in items]
+    values = [r.p_mw for _, r in items]
+    bars = ax.bar(names, values, color="steelblue")
+    for bar, (_, r) in zip(bars, items, strict=True):
+        what = ("no convergence" if r.quantity == "converged"
+                else f"{r.element}\n{r.quantity} {r.value:.3g}")
+        ax.annotate(what, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                    ha="center", va="bottom", fontsize=7, xytext=(0, 2),
+                    textcoords="offset points")
+    if peak_mw is not None:
+        ax.axhline(peak_mw, color="darkorange", ls="--", lw=1.2,
+                   label=f"facility peak {peak_mw:.0f} MW")
+        ax.legend(fontsize=8, loc="upper left")
+    ax.set_ylabel("hosting capacity [MW]")
+    ax.set_ylim(0, max(values + [peak_mw or 0]) * 1.25)
+    ax.set_title("Hosting capacity and binding constraint")
+    return ax
+
+
+def n1_heatmap(table: pd.DataFrame, *, limits: Limits | None = None, top: int = 15, ax=None):
+    """The N-1 table as a heat map: worst outages x (voltage, line and trafo loading).
+
+    Colours are each quantity's use of its limit [%] (100 = at the limit); cells show the
+    values.
+    """
+    limits = limits or Limits()
+    ax = _axes(ax, figsize=(7, 0.35 * min(top, len(table)) + 1.5))
+    t = table.set_index("element")
+    use = pd.DataFrame({
+        "min vm [pu]": (1 - t.min_vm_pu) / (1 - limits.vm_min_pu) * 100,
+        "max vm [pu]": (t.max_vm_pu - 1) / (limits.vm_max_pu - 1) * 100,
+        "line loading [%]": t.max_line_loading_percent / limits.loading_max_percent * 100,
+        "trafo loading [%]": t.max_trafo_loading_percent / limits.loading_max_percent * 100,
+    })
+    values = pd.DataFrame({"min vm [pu]": t.min_vm_pu, "max vm [pu]": t.max_vm_pu,
+                           "line loading [%]": t.max_line_loading_percent,
+                           "trafo loading [%]": t.max_trafo_loading_percent})
+    rank = use.max(axis=1).sort_values(ascending=False)
+    rows = list(dict.fromkeys(["none", *rank.index[:top]]))[:top]
+    shown = use.loc[rows]
+    image = ax.imshow(shown.to_numpy(dtype=float), cmap="RdYlGn_r", vmin=0, vmax=120,
+                      aspect="auto")
+    ax.set_xticks(range(shown.shape[1]), shown.columns, fontsize=8)
+    labels = [r + (" (islands)" if t.at[r, "islanded_buses"] else "") for r in rows]
+    ax.set_yticks(range(len(rows)), labels, fontsize=8)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(shown.columns):
+            v = values.at[r, c]
+            ax.text(j, i, "-" if pd.isna(v) else f"{v:.3f}" if "vm" in c else f"{v:.0f}",
+                    ha="center", va="center", fontsize=7)
+    ax.figure.colorbar(image, ax=ax, label="use of limit [%]")
+    ax.set_title("N-1 at the facility's peak hours (worst outages)")
+    return ax
