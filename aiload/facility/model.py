@@ -261,9 +261,10 @@ def _jobs_frame(start: pd.Timestamp, out: dict) -> pd.DataFrame:
 
     def to_time(seconds: np.ndarray) -> pd.DatetimeIndex:
         # integer nanoseconds: much faster than to_timedelta on floats; NaT where not started
-        ns = np.where(np.isfinite(seconds), np.round(np.nan_to_num(seconds) * 1e9), 0)
-        values = (origin_ns + ns.astype(np.int64)).view("datetime64[ns]")
-        values = np.where(np.isfinite(seconds), values, np.datetime64("NaT"))
+        finite = np.isfinite(seconds)
+        ns = np.round(np.where(finite, seconds, 0.0) * 1e9).astype(np.int64)
+        values = (origin_ns + ns).view("datetime64[ns]")
+        values = np.where(finite, values, np.datetime64("NaT"))
         return pd.DatetimeIndex(values).tz_localize("UTC").tz_convert(start.tz)
 
     return pd.DataFrame({
