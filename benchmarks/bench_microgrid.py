@@ -1,0 +1,109 @@
+"""Microgrid sizing: build and solve time of an hourly and a 15-minute year, Pyomo vs linopy.
+
+The load is aiload's simulated ``campus-100mw`` facility for 2025 (seed 0), with PV
+(bundled Greensboro TMY), battery, generator, an import limit of 70 MW and a demand charge,
+priced as in docs/microgrid.md. The same LP is built with linopy
+(``benchmarks/microgrid_linopy.py``) and solved with the same HiGHS options in the same run:
+the baseline. Targets (issue 6, 2-core machine): hourly year built < 2 s, solved < 30 s.
+
+``run(quick=True)`` does the hourly year only; the 15-minute year (35,040 steps; ~150 s
+and 1.1 GB in STACK-NOTES) runs otherwise. Timings depend on machine load: the ratios to
+the linopy baseline measured in the same run are the steadier figures.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+
+import aiload
+import microgrid as mg
+from microgrid.model import build_model
+from microgrid.sizing import prepare_inputs
+from microgrid.solve import solve_model
+
+try:  # python -m benchmarks (package) or python benchmarks/bench_microgrid.py
+    from benchmarks.microgrid_linopy import build_linopy
+except ImportError:  # pragma: no cover
+    from microgrid_linopy import build_linopy
+
+__all__ = ["run", "campus_inputs"]
+
+START = pd.Timestamp("2025-01-01", tz="UTC")
+END = pd.Timestamp("2026-01-01", tz="UTC")
+LIMIT_KW = 70_000.0
+
+
+def campus_inputs(freq: str):
+    """ModelInputs of the campus-100mw 2025 sizing at step ``freq``."""
+    load = aiload.facility(
+        "campus-100mw", start=START, end=END, freq=freq, seed=0, progress=False
+    ).power["facility_kw"]
+    crf = mg.capital_recovery_factor
+    costs = mg.Costs(
+        pv_usd_per_kwp_year=1100 * crf(0.07, 30) + 18,
+        battery_usd_per_kwh_year=250 * crf(0.07, 15) + 2.5,
+        battery_usd_per_kw_year=300 * crf(0.07, 15),
+        generator_usd_per_kw_year=1000 * crf(0.07, 25) + 15,
+        import_usd_per_kwh=0.07,
+        fuel_usd_per_kwh=0.08,
+        demand_charge_usd_per_kw_month=15.0,
+    )
+    data, _ = prepare_inputs(
+        load,
+        pv_availability=mg.pv_availability(index=load.index),
+        costs=costs,
+        battery=mg.Battery(),
+        generator=mg.Generator(emission_kg_per_kwh=0.45),
+        import_limit_kw=LIMIT_KW,
+    )
+    return data
+
+
+def _row(name, value, unit, baseline_name, baseline_value, target, passed):
+    ratio = value / baseline_value if baseline_value else None
+    return dict(name=name, value=value, unit=unit, baseline_name=baseline_name,
+                baseline_value=baseline_value, ratio=ratio, target=target, passed=passed)
+
+
+def _measure(label: str, data, *, targets: bool, solve_linopy: bool) -> list[dict]:
+    t0 = time.perf_counter()
+    m = build_model(data)
+    build_s = time.perf_counter() - t0
+    res = solve_model(m)
+    t0 = time.perf_counter()
+    lm = build_linopy(data)
+    lin_build_s = time.perf_counter() - t0
+    rows = [
+        _row(f"{label} build, pyomo / linopy", build_s, "s", "linopy build", lin_build_s,
+             "< 2 s" if targets else "-", build_s < 2 if targets else None),
+    ]
+    if solve_linopy:
+        t0 = time.perf_counter()
+        lm.solve(solver_name="highs", output_flag=False, solver="ipm")
+        lin_solve_s = time.perf_counter() - t0
+        rows.append(_row(f"{label} solve (HiGHS ipm), pyomo / linopy", res.solve_time_s, "s",
+                         "linopy solve", lin_solve_s, "< 30 s" if targets else "-",
+                         res.solve_time_s < 30 if targets else None))
+        gap = abs(res.objective_usd - float(lm.objective.value)) / abs(res.objective_usd)
+        rows.append(_row(f"{label} objective, |pyomo - linopy| / pyomo", gap, "-",
+                         "linopy objective", float(lm.objective.value), "< 1e-6", gap < 1e-6))
+    else:
+        rows.append(_row(f"{label} solve (HiGHS ipm)", res.solve_time_s, "s", "-", None,
+                         "-", None))
+    return rows
+
+
+def run(quick: bool = False) -> list[dict]:
+    """Build/solve times of the campus sizing (see module docstring)."""
+    rows = _measure("hourly year", campus_inputs("1h"), targets=True, solve_linopy=True)
+    if not quick:
+        rows += _measure("15-min year", campus_inputs("15min"), targets=False,
+                         solve_linopy=False)
+    return rows
+
+
+if __name__ == "__main__":
+    for row in run(quick=True):
+        print(row)
