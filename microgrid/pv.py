@@ -174,7 +174,7 @@ def pv_availability(
     Examples
     --------
     >>> a = pv_availability()
-    >>> 1200 < a.sum() < 1500   # kWh per kWp per year in Greensboro, NC
+    >>> bool(1200 < a.sum() < 1500)   # kWh per kWp per year in Greensboro, NC
     True
     """
     if weather is None:
