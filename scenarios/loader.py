@@ -148,7 +148,8 @@ def parse_set(text: str) -> tuple[str, list[Any]]:
     """Parse ``--set a.b=v1,v2`` into ``("a.b", [v1, v2])``; values are read as TOML literals.
 
     ``--set facility.utilization=0.2,0.4`` gives floats, ``--set facility.end=2024-01-02T00:00:00Z``
-    a date-time, anything that is not a TOML literal stays a string.
+    a date-time, anything that is not a TOML literal stays a string. A value in brackets or
+    braces is one TOML array or table: ``--set 'grid.studies=["timeseries","load_loss"]'``.
     """
     if "=" not in text:
         raise ScenarioError(
@@ -158,6 +159,15 @@ def parse_set(text: str) -> tuple[str, list[Any]]:
     field = field.strip()
     if not field or not raw.strip():
         raise ScenarioError(f"--set {text!r}: both the field and a value are needed (FIELD=VALUE)")
+    stripped = raw.strip()
+    if stripped[:1] in "[{":
+        # a TOML array or inline table is ONE value: --set 'grid.studies=["timeseries"]'
+        try:
+            return field, [tomllib.loads(f"v = {stripped}")["v"]]
+        except tomllib.TOMLDecodeError:
+            raise ScenarioError(
+                f"--set {text!r}: {stripped!r} is not a valid TOML array or inline table"
+            ) from None
     values = []
     for item in raw.split(","):
         item = item.strip()

@@ -130,6 +130,10 @@ def test_overrides_are_validated_and_input_untouched(tmp_path):
 def test_parse_set():
     assert parse_set("facility.utilization=0.2,0.4") == ("facility.utilization", [0.2, 0.4])
     assert parse_set("grid.network=cigre_mv") == ("grid.network", ["cigre_mv"])
+    assert parse_set('grid.studies=["timeseries", "load_loss"]') == (
+        "grid.studies", [["timeseries", "load_loss"]])
+    with pytest.raises(ScenarioError, match=r"not a valid TOML array"):
+        parse_set("grid.studies=[timeseries")
     with pytest.raises(ScenarioError, match=r"expected FIELD=VALUE"):
         parse_set("facility.utilization")
 
