@@ -15,12 +15,8 @@ at the boundary (:func:`grid.attach.facility_mw`).
 
 from __future__ import annotations
 
-from grid import networks
-from grid.contingency import contingency
-from grid.hosting import HostingCapacity, hosting_capacity
-from grid.limits import Limits
-from grid.loadloss import LoadLoss, load_loss
-from grid.timeseries import GridResult, timeseries
+import importlib
+from typing import Any
 
 __all__ = [
     "networks",
@@ -33,3 +29,31 @@ __all__ = [
     "load_loss",
     "LoadLoss",
 ]
+
+# pandapower takes seconds to import: load it on first use, so ``import grid`` stays light
+_LAZY = {
+    "networks": ("grid.networks", None),
+    "timeseries": ("grid.powerflow", "timeseries"),
+    "GridResult": ("grid.powerflow", "GridResult"),
+    "Limits": ("grid.limits", "Limits"),
+    "hosting_capacity": ("grid.hosting", "hosting_capacity"),
+    "HostingCapacity": ("grid.hosting", "HostingCapacity"),
+    "contingency": ("grid.contingency", "contingency"),
+    "load_loss": ("grid.loadloss", "load_loss"),
+    "LoadLoss": ("grid.loadloss", "LoadLoss"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module_name, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'grid' has no attribute {name!r}") from None
+    module = importlib.import_module(module_name)
+    value = module if attr is None else getattr(module, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -12,7 +12,7 @@ import pandas as pd
 
 from grid.hosting import HostingCapacity
 from grid.limits import Limits
-from grid.timeseries import GridResult
+from grid.powerflow import GridResult
 
 __all__ = ["voltage_envelope", "loading_duration", "hosting_capacity_bars", "n1_heatmap"]
 
