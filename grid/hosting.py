@@ -118,9 +118,11 @@ def hosting_capacity(
     Examples
     --------
     >>> import grid
-    >>> hc = grid.hosting_capacity(grid.networks.load("cigre_mv"), bus=5)
-    >>> hc.p_mw > 0
-    True
+    >>> limits = grid.Limits(vm_min_pu=0.94, vm_max_pu=1.06)
+    >>> hc = grid.hosting_capacity(grid.networks.load("case118"), bus=49, limits=limits,
+    ...                            power_factor=0.95)
+    >>> round(hc.p_mw), hc.element, hc.quantity
+    (138, 'bus 49', 'vm_pu')
     """
     bus = check_bus(net, bus)
     pf = check_power_factor(power_factor)

@@ -10,7 +10,7 @@ import pandapower as pp
 import pandas as pd
 
 from aiload.errors import InputError
-from grid import engines
+from grid import batch, engines
 from grid.attach import attach, check_bus, check_power_factor, facility_mw, q_mvar
 from grid.limits import Limits
 
@@ -153,7 +153,7 @@ def solve(model: engines.Model, p_mw: np.ndarray, q: np.ndarray, scale: np.ndarr
         used = "runpp"
     result = None
     if used in ("auto", "lightsim2grid"):
-        out = engines.solve_lightsim2grid(model, p_mw, q, scale)
+        out = batch.solve_lightsim2grid(model, p_mw, q, scale)
         if isinstance(out, str):
             if used == "lightsim2grid":
                 raise InputError(f"engine='lightsim2grid' cannot be trusted here: {out}; "
