@@ -96,8 +96,10 @@ def add_sizes(m: pyo.ConcreteModel, d: ModelInputs) -> None:
 def add_pv(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     """PV used at most what is available, pv_t <= a_t * P_pv (eq. 3)."""
     a = d.pv_kw_per_kwp
-    m.pv_kw = pyo.Var(m.T, domain=pyo.NonNegativeReals)
-    m.pv_available = pyo.Constraint(m.T, rule=lambda m, t: m.pv_kw[t] <= a[t] * m.pv_kwp)
+    # steps without sun (half of a year) need a bound, not a constraint row
+    m.pv_kw = pyo.Var(m.T, bounds=lambda m, t: (0, None) if a[t] > 0 else (0, 0))
+    sunny = [int(t) for t in np.flatnonzero(a > 0)]
+    m.pv_available = pyo.Constraint(sunny, rule=lambda m, t: m.pv_kw[t] <= a[t] * m.pv_kwp)
 
 
 def add_battery(m: pyo.ConcreteModel, d: ModelInputs) -> None:
@@ -219,12 +221,14 @@ def add_ramp_limit(m: pyo.ConcreteModel, d: ModelInputs) -> None:
 
 def add_emissions(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     """Annualised emissions [t/year] (eq. 14) and the optional cap (eq. 15)."""
+    if d.carbon_price_usd_per_t <= 0 and d.carbon_cap_t_per_year is None:
+        return  # nothing in the model depends on it; Sizing computes it from the dispatch
     ci = d.grid_kg_per_kwh
     ef = d.generator.emission_kg_per_kwh
     scale = d.dt_h * d.annual_factor / 1000.0
     m.emissions_t = pyo.Expression(
         expr=scale
-        * sum(float(ci[t]) * m.import_kw[t] + ef * m.generator_out_kw[t] for t in m.T)
+        * pyo.quicksum(float(ci[t]) * m.import_kw[t] + ef * m.generator_out_kw[t] for t in m.T)
     )
     if d.carbon_cap_t_per_year is not None:
         m.carbon_cap = pyo.Constraint(expr=m.emissions_t <= d.carbon_cap_t_per_year)
@@ -254,7 +258,9 @@ def add_objective(m: pyo.ConcreteModel, d: ModelInputs) -> None:
             if hasattr(m, "peak_import_kw")
             else 0.0
         ),
-        "carbon": d.carbon_price_usd_per_t * m.emissions_t,
+        "carbon": (
+            d.carbon_price_usd_per_t * m.emissions_t if hasattr(m, "emissions_t") else 0.0
+        ),
     }
     if d.unserved_usd_per_kwh is not None:
         terms["unserved"] = (

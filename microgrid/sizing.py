@@ -410,7 +410,11 @@ def _result(m, d: ModelInputs, index, res, build_time_s: float) -> Sizing:
         total_annual_cost_usd=total,
         served_energy_mwh_per_year=served_mwh,
         lcoe_usd_per_mwh=total / served_mwh if served_mwh > 0 else math.nan,
-        emissions_t_per_year=float(pyo.value(m.emissions_t)),
+        emissions_t_per_year=float(
+            (d.grid_kg_per_kwh @ dispatch["grid_import_kw"].to_numpy()
+             + d.generator.emission_kg_per_kwh * dispatch["generator_kw"].to_numpy().sum())
+            * d.dt_h * d.annual_factor / 1000.0
+        ),
         dispatch=dispatch,
         status=res.status,
         mip_gap=0.0 if not math.isfinite(res.mip_gap) else res.mip_gap,

@@ -108,12 +108,18 @@ def test_outage_is_carried_by_the_generator(hours_2d, plain_costs):
     load = pd.Series(1000.0, index=hours_2d)
     start = hours_2d[10]
     s = mg.size(load, pv_availability=None, costs=plain_costs, battery=NO_STORAGE,
+                generator=mg.Generator(emission_kg_per_kwh=0.5),
+                carbon=mg.Carbon(grid_kg_per_kwh=0.4),
                 import_limit_kw=5000.0, outages=[(start, start + pd.Timedelta(hours=4))])
     # the whole load during 4 h of outage; fuel (0.12) costs more than grid (0.06) after
     assert s.generator_kw == pytest.approx(1000.0, rel=1e-9)
     assert s.dispatch["grid_import_kw"].iloc[10:14].abs().max() < 1e-9
     expected = 60 * 1000 + (0.12 * 4000 + 0.06 * 44_000) * annual(48)
     assert s.total_annual_cost_usd == pytest.approx(expected, rel=1e-9)
+    # 44,000 kWh of grid at 0.4 kg/kWh and 4,000 kWh generated at 0.5 kg/kWh, per year [t]
+    assert s.emissions_t_per_year == pytest.approx(
+        (0.4 * 44_000 + 0.5 * 4000) * annual(48) / 1000, rel=1e-9
+    )
 
 
 def test_unit_commitment_respects_minimum_load(hours_2d, plain_costs):
