@@ -129,7 +129,7 @@ def _week(n: int, n_base: int) -> list[dict]:
 
 
 def _n1(n_peak: int, n_sample: int) -> list[dict]:
-    from grid.contingency import peak_steps
+    from grid.outages import peak_steps
 
     net = grid.networks.load("case118")
     load = hawk_hourly_mw(24 * 14, 150.0)

@@ -38,7 +38,7 @@ _LAZY = {
     "Limits": ("grid.limits", "Limits"),
     "hosting_capacity": ("grid.hosting", "hosting_capacity"),
     "HostingCapacity": ("grid.hosting", "HostingCapacity"),
-    "contingency": ("grid.contingency", "contingency"),
+    "contingency": ("grid.outages", "contingency"),
     "load_loss": ("grid.loadloss", "load_loss"),
     "LoadLoss": ("grid.loadloss", "LoadLoss"),
 }
