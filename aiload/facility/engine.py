@@ -67,13 +67,16 @@ def schedule_jobs(
     queue: deque[int] = deque()
     running: list[tuple[float, int, int]] = []  # (end, nodes, job), sorted by end
     free = int(capacity_nodes)
+    # the last backfill pass's reservation for the head job: still valid until a job ends
+    bf_valid, bf_shadow, bf_extra = False, np.inf, 0
     timeout = env.timeout
     insort, bisect_left = bisect.insort, bisect.bisect_left
 
     def on_end(event) -> None:
-        nonlocal free
+        nonlocal free, bf_valid
         job = event.value
         free += size[job]
+        bf_valid = False
         del running[bisect_left(running, (starts[job] + dur[job], size[job], job))]
         if queue:
             dispatch()
@@ -89,6 +92,8 @@ def schedule_jobs(
             timeout(dur[job], job).callbacks.append(on_end)
 
     def dispatch() -> None:
+        nonlocal bf_valid, bf_shadow, bf_extra
+        bf_valid = False
         while queue and size[queue[0]] <= free:
             launch(queue.popleft())
         if not (backfill and len(queue) > 1 and free > 0):
@@ -115,15 +120,34 @@ def schedule_jobs(
                 extra -= n
                 queue.remove(job)
                 launch(job)
+        bf_valid, bf_shadow, bf_extra = True, shadow, extra
 
     # arrivals chain themselves through callbacks: cheaper than a generator process per event
     def on_arrival(event) -> None:
+        nonlocal bf_extra
         job = event.value
-        if not queue and size[job] <= free:
+        n = size[job]
+        if not queue and n <= free:
             launch(job)  # fast path: nothing waits, the job fits
+        elif bf_valid and queue:
+            # nothing ended since the last backfill pass, so only the newcomer can change the
+            # outcome, and the head's reservation still holds (every job started since then
+            # ends before it or uses only spare nodes)
+            if n <= free and len(queue) <= BACKFILL_DEPTH:
+                if env.now + dur[job] <= bf_shadow:
+                    launch(job)
+                    return _next(job)
+                if n <= bf_extra:
+                    bf_extra -= n
+                    launch(job)
+                    return _next(job)
+            queue.append(job)
         else:
             queue.append(job)
             dispatch()
+        _next(job)
+
+    def _next(job: int) -> None:
         nxt = job + 1
         if nxt < n_jobs:
             timeout(arr[nxt] - env.now, nxt).callbacks.append(on_arrival)
