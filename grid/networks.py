@@ -72,8 +72,17 @@ def load(name_or_path: str | Path) -> pp.pandapowerNet:
             )
         if suffix == ".json":
             return pp.from_json(str(path))
-        from pandapower.converter import from_mpc
+        from pandapower.converter.matpower import from_mpc
 
+        if suffix == ".m":
+            try:
+                import matpowercaseframes  # noqa: F401  (pandapower reads .m files with it)
+            except ImportError:
+                raise InputError(
+                    f"reading the MATPOWER script {str(path)!r} needs the package "
+                    "'matpowercaseframes' (pip install matpowercaseframes); or save the case "
+                    "as .mat in MATPOWER/Octave (savecase('case.mat', mpc)) and pass that."
+                ) from None
         return from_mpc(str(path))
     hint = difflib.get_close_matches(key.lower(), list(_NETWORKS), n=1, cutoff=0.5)
     did_you_mean = f" Did you mean {hint[0]!r}?" if hint else ""

@@ -176,3 +176,21 @@ def test_n1_fast_path_equals_runpp_path_for_every_outage(lumi_kw, scale_to, monk
     for col in ("max_line_loading_percent", "max_trafo_loading_percent"):
         np.testing.assert_allclose(fast[col], slow[col], atol=1e-4)
     assert slow.islanded_buses.max() > 0
+
+
+# pandapower's own MATPOWER reader trips a pandas FutureWarning; it is theirs, not ours
+@pytest.mark.filterwarnings("ignore:Setting an item of incompatible dtype:FutureWarning")
+def test_network_from_matpower_mat(tmp_path):
+    from pandapower.converter.matpower import to_mpc
+
+    net = grid.networks.load("case33bw")
+    path = tmp_path / "feeder.mat"
+    to_mpc(net, str(path), init="flat")
+    again = grid.networks.load(path)
+    assert len(again.bus) == 33
+    assert again.load.p_mw.sum() == pytest.approx(net.load.p_mw.sum(), rel=1e-9)
+
+
+def test_missing_network_file(tmp_path):
+    with pytest.raises(InputError, match=r"network file .*nope\.json' does not exist"):
+        grid.networks.load(tmp_path / "nope.json")
