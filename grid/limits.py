@@ -17,7 +17,7 @@ class Limits:
     Parameters
     ----------
     vm_min_pu : float
-        Lowest acceptable bus voltage [pu]. Default 0.95 (ANSI C84.1 range A, EN 50160).
+        Lowest acceptable bus voltage [pu]. Default 0.95 (ANSI C84.1 range A: ±5 %).
     vm_max_pu : float
         Highest acceptable bus voltage [pu]. Default 1.05.
     loading_max_percent : float

@@ -19,6 +19,7 @@ __all__ = ["GridResult", "timeseries", "ENGINES"]
 log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "lightsim2grid", "newton", "runpp")
+CHUNK_STEPS = 50_000
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,27 @@ def _background_scale(background: pd.Series | None, index: pd.DatetimeIndex) -> 
 
 def solve(model: engines.Model, p_mw: np.ndarray, q: np.ndarray, scale: np.ndarray,
           engine: str) -> tuple[dict[str, np.ndarray], np.ndarray, str, str]:
-    """Run ``engine`` on a prepared model; return (flows, converged, engine used, reason)."""
+    """Run ``engine`` on a prepared model; return (flows, converged, engine used, reason).
+
+    Long series are solved in chunks of ``CHUNK_STEPS``: the complex voltages and injections
+    of a whole year at 1 min would need several GB at once.
+    """
+    if len(p_mw) <= CHUNK_STEPS:
+        return _solve_chunk(model, p_mw, q, scale, engine)
+    parts, used, reasons = [], set(), []
+    for start in range(0, len(p_mw), CHUNK_STEPS):
+        part = slice(start, start + CHUNK_STEPS)
+        parts.append(_solve_chunk(model, p_mw[part], q[part], scale[part], engine))
+        used.add(parts[-1][2])
+        if parts[-1][3] and parts[-1][3] not in reasons:
+            reasons.append(parts[-1][3])
+    flows = {key: np.concatenate([part[0][key] for part in parts]) for key in parts[0][0]}
+    converged = np.concatenate([part[1] for part in parts])
+    return flows, converged, "+".join(sorted(used)), "; ".join(reasons)
+
+
+def _solve_chunk(model: engines.Model, p_mw: np.ndarray, q: np.ndarray, scale: np.ndarray,
+                 engine: str) -> tuple[dict[str, np.ndarray], np.ndarray, str, str]:
     if engine not in ENGINES:
         raise InputError(f"engine: expected one of {ENGINES}, got {engine!r}.")
     reason = ""

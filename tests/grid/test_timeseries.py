@@ -147,3 +147,16 @@ def test_watt_series_is_refused(hourly):
 def test_unknown_engine(hourly):
     with pytest.raises(InputError, match="engine: expected one of"):
         grid.timeseries(grid.networks.load("cigre_mv"), hourly, bus=5, engine="fast")
+
+
+def test_long_series_is_solved_in_chunks_with_the_same_result(lumi_kw, scale_to, monkeypatch):
+    from grid import powerflow
+
+    net = grid.networks.load("cigre_mv")
+    load = scale_to(lumi_kw.iloc[:30], 3.0)
+    whole = grid.timeseries(net, load, bus=5)
+    monkeypatch.setattr(powerflow, "CHUNK_STEPS", 7)
+    chunked = grid.timeseries(net, load, bus=5)
+    np.testing.assert_allclose(chunked.vm_pu, whole.vm_pu, atol=1e-9)
+    np.testing.assert_allclose(chunked.ext_grid_p_mw, whole.ext_grid_p_mw, atol=1e-7)
+    assert chunked.engine == whole.engine == "lightsim2grid"
