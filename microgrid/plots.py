@@ -50,15 +50,18 @@ def plot_dispatch_week(
     fig = Figure(figsize=(9, 4.2))
     ax = fig.add_subplot()
     t = d.index
+    # series below this [MW] are solver round-off and stay out of the legend
+    tiny_mw = 1e-6 * max(float(d["load_kw"].max()) / 1000, 1e-9)
     base = np.zeros(len(d))
     for col, (label, color) in _SOURCES.items():
         top = base + d[col].to_numpy() / 1000
-        ax.fill_between(t, base, top, step="post", color=color, label=label, linewidth=0)
+        if np.any(top - base > tiny_mw):
+            ax.fill_between(t, base, top, step="post", color=color, label=label, linewidth=0)
         base = top
     low = np.zeros(len(d))
     for col, (label, color) in _SINKS.items():
         bottom = low - d[col].to_numpy() / 1000
-        if np.any(bottom < -1e-9):
+        if np.any(low - bottom > tiny_mw):
             ax.fill_between(t, bottom, low, step="post", color=color, label=label, linewidth=0)
         low = bottom
     ax.step(t, d["load_kw"] / 1000, where="post", color="black", lw=1.2, label="load")
