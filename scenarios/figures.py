@@ -62,61 +62,81 @@ def facility_figures(load: Any) -> list[tuple[str, Figure]]:
 
 
 def grid_tables(result: Any) -> dict[str, pd.DataFrame]:
-    """Small tables of a grid study result worth printing (at most a few hundred rows)."""
+    """Small tables of a grid study result worth printing; the N-1 table as its 20 worst rows."""
     import dataclasses
 
     if isinstance(result, pd.DataFrame):
-        return {"": result} if len(result) <= 500 else {}
+        if "min_vm_pu" in result and len(result) > 20:
+            worst = result.sort_values("min_vm_pu").head(20)
+            return {f"the 20 outages with the lowest voltage, of {len(result)} "
+                    "(all in grid_contingency.parquet)": worst}
+        return {"": result}
     if not dataclasses.is_dataclass(result):
         return {}
     out = {}
     for f in dataclasses.fields(result):
         value = getattr(result, f.name)
         if isinstance(value, pd.DataFrame) and len(value) <= 200 and value.shape[1] <= 12:
-            out[f.name] = value
+            out[f.name] = value.head(20)
     return out
 
 
-def grid_figures(results: dict[str, Any], section: Any) -> list[tuple[str, Figure]]:
-    """Voltage at the facility bus and the facility load over time [pu, MW]."""
-    ts = results.get("timeseries")
-    if ts is None:
-        return []
-    vm = ts.vm_pu[section.bus] if section.bus in ts.vm_pu else ts.vm_pu.iloc[:, 0]
-    fig = Figure(figsize=(10, 4.2))
-    ax, ax2 = fig.subplots(2, 1, sharex=True)
-    ax.plot(results["load_mw"].index, results["load_mw"], color="#3e7cb1", lw=0.7)
-    ax.set_ylabel("facility [MW]")
-    ax.grid(alpha=0.3)
-    ax2.plot(vm.index, vm, color="#c0392b", lw=0.7)
-    ax2.axhline(section.limits.vm_min_pu, color="#52606d", ls="--", lw=0.8)
-    ax2.axhline(section.limits.vm_max_pu, color="#52606d", ls="--", lw=0.8)
-    ax2.set_ylabel(f"vm at bus {section.bus} [pu]")
-    ax2.grid(alpha=0.3)
-    ax.set_title("Facility load and the voltage at its bus (dashed: limits)")
+def _on_figure(draw, figsize=(9, 4)) -> Figure:
+    fig = Figure(figsize=figsize)
+    draw(fig.add_subplot())
     fig.tight_layout()
-    return [("Facility load [MW] and voltage at the facility bus [pu]", fig)]
+    return fig
+
+
+def grid_figures(results: dict[str, Any], section: Any) -> list[tuple[str, Figure]]:
+    """Load and voltage at the facility bus, then the grid package's own plots [MW, pu, %]."""
+    from grid import plots
+
+    figs = []
+    ts = results.get("timeseries")
+    if ts is not None:
+        vm = ts.vm_pu[section.bus]
+        fig = Figure(figsize=(10, 4.2))
+        ax, ax2 = fig.subplots(2, 1, sharex=True)
+        ax.plot(results["load_mw"].index, results["load_mw"], color="#3e7cb1", lw=0.7)
+        ax.set_ylabel("facility [MW]")
+        ax.grid(alpha=0.3)
+        ax2.plot(vm.index, vm, color="#c0392b", lw=0.7)
+        ax2.axhline(section.limits.vm_min_pu, color="#52606d", ls="--", lw=0.8)
+        ax2.axhline(section.limits.vm_max_pu, color="#52606d", ls="--", lw=0.8)
+        ax2.set_ylabel(f"vm at bus {section.bus} [pu]")
+        ax2.grid(alpha=0.3)
+        ax.set_title("Facility load and the voltage at its bus (dashed: limits)")
+        fig.tight_layout()
+        figs.append(("Facility load [MW] and voltage at the facility bus [pu]", fig))
+        figs.append(("Voltage envelope at the facility bus [pu]",
+                     _on_figure(lambda a: plots.voltage_envelope(ts, ax=a))))
+        figs.append(("Loading duration curves of the most loaded branches [%]",
+                     _on_figure(lambda a: plots.loading_duration(ts, ax=a))))
+    hc = results.get("hosting_capacity")
+    if hc is not None:
+        peak = float(results["load_mw"].max())
+        figs.append(("Hosting capacity at the facility bus against the facility's peak [MW]",
+                     _on_figure(lambda a: plots.hosting_capacity_bars(
+                         {f"bus {hc.bus}": hc}, peak_mw=peak, ax=a), figsize=(6, 4))))
+    n1 = results.get("contingency")
+    if n1 is not None and len(n1):
+        figs.append(("N-1 at the peak hours: the worst outages' use of each limit",
+                     _on_figure(lambda a: plots.n1_heatmap(n1, limits=ts.limits if ts else None,
+                                                            ax=a), figsize=(8, 6.5))))
+    return figs
 
 
 def sizing_figures(sizing: Any, pv: pd.Series | None) -> list[tuple[str, Figure]]:
-    """The first week of the least-cost dispatch [MW]."""
-    dispatch = getattr(sizing, "dispatch", None)
-    if dispatch is None or dispatch.empty:
+    """The microgrid package's dispatch, state-of-charge, import-duration and cost plots."""
+    from microgrid import plots
+
+    if sizing.dispatch is None or sizing.dispatch.empty:
         return []
-    week = _first_week(dispatch)
-    supply = [c for c in ("grid_import_kw", "pv_kw", "battery_discharge_kw", "generator_kw")
-              if c in week]
-    fig = Figure(figsize=(10, 3.6))
-    ax = fig.add_subplot()
-    ax.stackplot(week.index, *[week[c].to_numpy() / 1000 for c in supply],
-                 labels=[c.removesuffix("_kw").replace("_", " ") for c in supply], step="post",
-                 alpha=0.85)
-    if "battery_charge_kw" in week:
-        ax.fill_between(week.index, -week["battery_charge_kw"] / 1000, step="post",
-                        color="#81b29a", alpha=0.6, label="battery charge")
-    ax.set_ylabel("power [MW]")
-    ax.set_title("Least-cost dispatch, first week (supply stacked, charging below zero)")
-    ax.legend(loc="upper right", ncols=3, fontsize=8)
-    ax.grid(alpha=0.3)
-    fig.tight_layout()
-    return [("Dispatch of the sized microgrid over the first week [MW]", fig)]
+    return [
+        ("Dispatch of the sized microgrid over the first week [MW]",
+         plots.plot_dispatch_week(sizing)),
+        ("Battery state of charge over the first week", plots.plot_soc(sizing)),
+        ("Grid import duration curve [MW]", plots.plot_import_duration({"this scenario": sizing})),
+        ("Annual cost by term [million USD/yr]", plots.plot_cost_breakdown({"this scenario": sizing})),
+    ]
