@@ -12,6 +12,7 @@ from aiload.errors import InputError
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, q_mvar
 from grid.limits import Limits
+from grid.powerflow import solve
 
 __all__ = ["HostingCapacity", "hosting_capacity", "worst_violation"]
 
@@ -141,14 +142,15 @@ def hosting_capacity(
         times = background.index
     work, load_index = attach(net, bus, power_factor=pf)
     model = engines.prepare(work, load_index)
-    solver = engines.solve_runpp if model.fast_reason else engines.solve_newton
+    # one step: Newton directly; a series: the batch engine where it is verified
+    engine = "auto" if len(scale) > 1 else "newton"
+    engine = "runpp" if model.fast_reason else engine
     columns = {"bus": net.bus.index, "line": net.line.index, "trafo": net.trafo.index}
 
     def check(p: float):
         p_arr = np.full(len(scale), p)
-        v, conv = solver(model, p_arr, q_mvar(p_arr, pf), scale)
-        return worst_violation(engines.flows(model, v, p_arr, q_mvar(p_arr, pf), scale), conv,
-                               limits, columns)
+        out, conv, _, _ = solve(model, p_arr, q_mvar(p_arr, pf), scale, engine)
+        return worst_violation(out, conv, limits, columns)
 
     at_zero = check(0.0)
     if at_zero is not None:

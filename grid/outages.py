@@ -128,7 +128,10 @@ def _fast_case(base: engines.Model, kind: str | None, idx: int | None, p: np.nda
     else:
         rows = base.line_row if kind == "line" else base.trafo_row
         row = rows[base.net[kind].index.get_loc(idx)]
-        model, islanded = engines.without_branches(base, np.array([row]))
+        if row < 0:  # pandapower already left it out (e.g. a bus of it is out of service)
+            model, islanded = base, np.zeros(base.ybus.shape[0], dtype=bool)
+        else:
+            model, islanded = engines.without_branches(base, np.array([row]))
     v, conv = engines.solve_newton(model, p, q, scale)
     v[:, islanded] = np.nan
     out = engines.flows(model, v, p, q, scale)
