@@ -160,3 +160,17 @@ def test_long_series_is_solved_in_chunks_with_the_same_result(lumi_kw, scale_to,
     np.testing.assert_allclose(chunked.vm_pu, whole.vm_pu, atol=1e-9)
     np.testing.assert_allclose(chunked.ext_grid_p_mw, whole.ext_grid_p_mw, atol=1e-7)
     assert chunked.engine == whole.engine == "lightsim2grid"
+
+
+def test_a_real_facility_load_is_taken_in_kw(runpp_ref):
+    import aiload
+
+    site = aiload.facility("inference-1mw", start=pd.Timestamp("2024-01-01", tz="UTC"),
+                           end="1D", freq="1h", seed=1, progress=False)
+    net = grid.networks.load("cigre_mv")
+    res = grid.timeseries(net, site, bus=9)
+    np.testing.assert_allclose(res.facility_mw, site.power["facility_kw"] / 1000.0, rtol=1e-12)
+    k = int(np.argmax(res.facility_mw.to_numpy()))
+    p = float(site.power["facility_kw"].iloc[k]) / 1000.0
+    ref = runpp_ref(net, 9, p, p * math.tan(math.acos(0.99)))
+    np.testing.assert_allclose(res.vm_pu.iloc[k], ref.res_bus.vm_pu, atol=1e-6)
