@@ -1,15 +1,14 @@
 """The report's figures, each a new :class:`matplotlib.figure.Figure` (no pyplot state).
 
-Small views of the results the report needs (a week of the facility series and its parts, a
-load-duration curve, the voltage at the facility bus, a week of dispatch); the packages' own
-plot functions are used where they exist.
+The first week of the facility series by part and the facility load beside the voltage at its
+bus are drawn here; everything else comes from the packages' own plot functions
+(``aiload.metrics``, ``grid.plots``, ``microgrid.plots``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -38,7 +37,8 @@ def facility_figures(load: Any) -> list[tuple[str, Figure]]:
     ax.stackplot(week.index, *[week[c].to_numpy() / 1000 for c, _, _ in parts],
                  labels=[label for _, label, _ in parts], colors=[c for _, _, c in parts],
                  step="post", alpha=0.9)
-    ax.plot(week.index, week["facility_kw"] / 1000, color="#1f2933", lw=0.6, label="facility")
+    ax.plot(week.index, week["facility_kw"] / 1000, color="#1f2933", lw=0.6, label="facility",
+            drawstyle="steps-post")
     ax.set_ylabel("power [MW]")
     ax.set_title("Facility power, first week (interval means)")
     ax.legend(loc="upper right", ncols=4, fontsize=8)
@@ -98,10 +98,11 @@ def grid_figures(results: dict[str, Any], section: Any) -> list[tuple[str, Figur
         vm = ts.vm_pu[section.bus]
         fig = Figure(figsize=(10, 4.2))
         ax, ax2 = fig.subplots(2, 1, sharex=True)
-        ax.plot(results["load_mw"].index, results["load_mw"], color="#3e7cb1", lw=0.7)
+        ax.plot(results["load_mw"].index, results["load_mw"], color="#3e7cb1", lw=0.7,
+                drawstyle="steps-post")
         ax.set_ylabel("facility [MW]")
         ax.grid(alpha=0.3)
-        ax2.plot(vm.index, vm, color="#c0392b", lw=0.7)
+        ax2.plot(vm.index, vm, color="#c0392b", lw=0.7, drawstyle="steps-post")
         ax2.axhline(section.limits.vm_min_pu, color="#52606d", ls="--", lw=0.8)
         ax2.axhline(section.limits.vm_max_pu, color="#52606d", ls="--", lw=0.8)
         ax2.set_ylabel(f"vm at bus {section.bus} [pu]")
