@@ -22,8 +22,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_bands_are_percentiles_of_independent_runs(tmp_path, facility_fn):
-    res = run_sweep("colocation-10mw", tmp_path / "sw", sets={"facility.utilization": [0.5]},
-                    overrides={"facility.end": END}, replicates=3, workers=0, progress=False)
+    from distributed import LocalCluster
+
+    # an existing cluster given by address (--scheduler); threads keep its start-up cheap
+    with LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                      dashboard_address=None) as cluster:
+        res = run_sweep("colocation-10mw", tmp_path / "sw", sets={"facility.utilization": [0.5]},
+                        overrides={"facility.end": END}, replicates=3,
+                        scheduler=cluster.scheduler_address, progress=False)
     runs = [facility_fn("colocation-10mw", start=pd.Timestamp("2025-01-01T00:00:00Z"),
                         end=pd.Timestamp(END), freq="1min", seed=k, utilization=0.5,
                         progress=False).power["facility_kw"] for k in range(3)]
