@@ -127,30 +127,26 @@ def schedule_jobs(
         nonlocal bf_extra
         job = event.value
         n = size[job]
+        now = env.now
         if not queue and n <= free:
             launch(job)  # fast path: nothing waits, the job fits
         elif bf_valid and queue:
             # nothing ended since the last backfill pass, so only the newcomer can change the
             # outcome, and the head's reservation still holds (every job started since then
             # ends before it or uses only spare nodes)
-            if n <= free and len(queue) <= BACKFILL_DEPTH:
-                if env.now + dur[job] <= bf_shadow:
-                    launch(job)
-                    return _next(job)
-                if n <= bf_extra:
-                    bf_extra -= n
-                    launch(job)
-                    return _next(job)
-            queue.append(job)
+            if n <= free and len(queue) <= BACKFILL_DEPTH and now + dur[job] <= bf_shadow:
+                launch(job)
+            elif n <= free and len(queue) <= BACKFILL_DEPTH and n <= bf_extra:
+                bf_extra -= n
+                launch(job)
+            else:
+                queue.append(job)
         else:
             queue.append(job)
             dispatch()
-        _next(job)
-
-    def _next(job: int) -> None:
-        nxt = job + 1
-        if nxt < n_jobs:
-            timeout(arr[nxt] - env.now, nxt).callbacks.append(on_arrival)
+        job += 1
+        if job < n_jobs:
+            timeout(arr[job] - now, job).callbacks.append(on_arrival)
 
     if n_jobs:
         timeout(arr[0], 0).callbacks.append(on_arrival)

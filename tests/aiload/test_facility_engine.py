@@ -183,3 +183,24 @@ def test_power_cap_delays_jobs_instead_of_clipping():
     assert load.meta["capacity_nodes"] == 12
     assert load.power["busy_nodes"].max() <= 12 + 1e-9
     assert load.power["facility_kw"].max() <= cap_kw
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_schedule_invariants_on_random_jobs(seed):
+    from aiload.facility.engine import schedule_jobs
+
+    rng = np.random.default_rng(seed)
+    n = 400
+    arrival = np.sort(rng.uniform(0, 20_000, n))
+    nodes = rng.integers(1, 9, n)
+    duration = rng.uniform(60, 3_000, n)
+    for backfill in (False, True):
+        start = schedule_jobs(arrival, nodes, duration, 10, 1e9, backfill=backfill).start_s
+        assert np.all(np.isfinite(start)) and np.all(start >= arrival)
+        # concurrency from a sweep over starts (+n) and ends (-n), ends first at ties
+        t = np.concatenate([start, start + duration])
+        d = np.concatenate([nodes, -nodes])
+        order = np.lexsort((d, t))
+        assert np.cumsum(d[order]).max() <= 10
+        if not backfill:
+            assert np.all(np.diff(start) >= 0)  # FIFO: starts in arrival order
