@@ -8,6 +8,9 @@ onto the output grid (:mod:`aiload.facility.summation`); losses and cooling lead
 
 from __future__ import annotations
 
+import sys
+import types
+
 from aiload.facility.catalogue import (
     DictCatalogue, FallbackCatalogue, InferenceCurve, ProfilesCatalogue, constant_profile,
 )
@@ -35,3 +38,17 @@ __all__ = [
     "FallbackCatalogue",
     "constant_profile",
 ]
+
+
+class _CallableModule(types.ModuleType):
+    """``aiload.facility`` is both this package and the function :func:`facility`.
+
+    Once the package is imported, Python binds the name ``aiload.facility`` to the module, so
+    the module itself must answer ``aiload.facility(...)``.
+    """
+
+    def __call__(self, *args, **kwargs):
+        return facility(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

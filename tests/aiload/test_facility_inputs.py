@@ -79,3 +79,17 @@ def test_naive_replay_timestamps_are_refused():
     spec = FacilitySpec(fleet=FleetSpec(nodes=4), streams=(stream,), catalogue=cat)
     with pytest.raises(InputError, match=r"arrivals: the timestamps are naive"):
         facility(spec, start=START, end="2h", progress=False)
+
+
+def test_aiload_facility_is_callable_even_after_the_package_is_imported():
+    import subprocess
+    import sys
+
+    code = (
+        "import aiload.facility.model, aiload\n"
+        "load = aiload.facility('inference-1mw', start='2025-01-06 00:00+00:00', end='1h',"
+        " freq='15min', progress=False)\n"
+        "print(len(load.power))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "4"
