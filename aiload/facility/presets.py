@@ -35,7 +35,8 @@ def _idle_w(hardware: str, default_w: float) -> float:
         return default_w
 
 
-def colocation_10mw(utilization: float = 0.6, *, backfill: bool = True, cooling: str = "pue",
+def colocation_10mw(utilization: float = 0.6, *, nodes: int = 2840, backfill: bool = True,
+                    cooling: str = "pue",
                     daily_amplitude: float = 0.2, weekly_amplitude: float = 0.2,
                     catalogue: Any = None) -> FacilitySpec:
     """10 MW colocation: 2,840 × 4×H100 nodes, training and fine-tuning jobs.
@@ -44,6 +45,8 @@ def colocation_10mw(utilization: float = 0.6, *, backfill: bool = True, cooling:
     ----------
     utilization : float
         Target mean share of nodes busy, in (0, 1] (0.2–0.8 are the reference cases).
+    nodes : int
+        Fleet size [-] (2,840 in the reference case).
     daily_amplitude, weekly_amplitude : float
         Modulation of job submissions by hour and weekday (an assumption, not fitted).
     """
@@ -55,14 +58,15 @@ def colocation_10mw(utilization: float = 0.6, *, backfill: bool = True, cooling:
         weekly_amplitude=weekly_amplitude,
     )
     return FacilitySpec(
-        fleet=FleetSpec(nodes=2840, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
+        fleet=FleetSpec(nodes=nodes, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
                         nameplate_w=3520.0),
         streams=(stream,), overheads=OverheadSpec(cooling=cooling), backfill=backfill,
         catalogue=catalogue, name="colocation-10mw",
     )
 
 
-def inference_1mw(utilization: float = 0.5, *, target_load: float = 0.8, headroom: float = 0.1,
+def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, target_load: float = 0.8,
+                  headroom: float = 0.1,
                   reaction_s: float = 300.0, bursts: bool = False, cooling: str = "pue",
                   catalogue: Any = None) -> FacilitySpec:
     """1 MW inference: 283 × 4×H100 nodes serving Llama-3-70B.
@@ -71,12 +75,14 @@ def inference_1mw(utilization: float = 0.5, *, target_load: float = 0.8, headroo
     ----------
     utilization : float
         Mean demand / pool capacity, in (0, 1].
+    nodes : int
+        Serving nodes [-] (283 in the reference case).
     """
-    service = InferenceSpec(nodes=283, utilization=utilization, model="llama3-70b",
+    service = InferenceSpec(nodes=nodes, utilization=utilization, model="llama3-70b",
                             target_load=target_load, headroom=headroom, reaction_s=reaction_s,
                             bursts=bursts)
     return FacilitySpec(
-        fleet=FleetSpec(nodes=283, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
+        fleet=FleetSpec(nodes=nodes, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
                         nameplate_w=3520.0),
         inference=(service,), overheads=OverheadSpec(cooling=cooling), catalogue=catalogue,
         name="inference-1mw",

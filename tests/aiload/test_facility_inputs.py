@@ -93,3 +93,11 @@ def test_aiload_facility_is_callable_even_after_the_package_is_imported():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "4"
+
+
+def test_preset_fleet_size_override_and_its_validation():
+    load = facility("inference-1mw", start=START, end="1h", freq="15min", nodes=10,
+                    progress=False)
+    assert load.meta["spec"].fleet.nodes == 10
+    with pytest.raises(InputError, match=r"FleetSpec.nodes .*got 0"):
+        facility("colocation-10mw", start=START, end="1h", nodes=0, progress=False)
