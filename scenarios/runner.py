@@ -169,6 +169,7 @@ def run_scenario(
     # build every configuration object before computing anything
     skipped: dict[str, str] = {}
     studies.check_facility(scenario.facility)
+    studies.check_steps(scenario)
     grid_plan = mg_plan = None
     if scenario.grid is not None:
         try:
@@ -222,6 +223,8 @@ def run_scenario(
         t0 = _stage("writing outputs", progress)
         if scenario.outputs.facility_parquet:
             load.to_parquet(tmp / "facility.parquet")
+        if getattr(load, "bands", None) is not None:
+            load.bands.add_suffix("_kw").to_parquet(tmp / "facility_bands.parquet")
         fsum["table"].to_csv(tmp / "metrics.csv", index=False)
         if grid_results is not None:
             for study, result in grid_results.items():

@@ -23,6 +23,7 @@ __all__ = [
     "StageSkipped",
     "facility_kwargs",
     "check_facility",
+    "check_steps",
     "run_facility",
     "interval_means_kw",
     "GridPlan",
@@ -94,6 +95,22 @@ def check_facility(section: FacilitySection) -> None:
 def run_facility(section: FacilitySection, *, progress: bool = True, **replace: Any):
     """Run ``aiload.facility(preset, ...)`` for the section; returns the ``FacilityLoad``."""
     return facility(section.preset, **facility_kwargs(section, progress=progress, **replace))
+
+
+def check_steps(scenario: Scenario) -> None:
+    """Each study step must be a whole multiple of the facility step; checked before computing."""
+    step = pd.Timedelta(pd.tseries.frequencies.to_offset(scenario.facility.freq))
+    for name, section in (("grid", scenario.grid), ("microgrid", scenario.microgrid)):
+        if section is None:
+            continue
+        target = pd.Timedelta(pd.tseries.frequencies.to_offset(section.freq))
+        if target < step or target % step:
+            raise InputError(
+                f"{name}.freq = {section.freq!r} is not a whole multiple of facility.freq = "
+                f"{scenario.facility.freq!r}: the facility series is averaged to the study step, "
+                f"never split. Set {name}.freq to a multiple of {scenario.facility.freq} or make "
+                "facility.freq finer."
+            )
 
 
 def interval_means_kw(power_kw: pd.Series, freq: str) -> pd.Series:

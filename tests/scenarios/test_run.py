@@ -98,6 +98,33 @@ def test_bad_file_fails_before_any_computation(tmp_path, monkeypatch):
     assert not (tmp_path / "out").exists()
 
 
+def test_study_step_finer_than_facility_step_fails_before_computing(tmp_path, monkeypatch):
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the facility model ran before the steps were checked")
+
+    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    with pytest.raises(aiload.errors.InputError,
+                       match=r"microgrid\.freq = '5min' is not a whole multiple of facility\.freq = '15min'"):
+        run_scenario("campus-100mw-microgrid", tmp_path / "out", progress=False,
+                     overrides={**SHORT, "microgrid.freq": "5min"})
+
+
+def test_replicates_write_percentile_bands(tmp_path, facility_fn):
+    result = run_scenario("inference-1mw", tmp_path / "out", progress=False,
+                          overrides={"facility.end": "2025-01-01T06:00:00Z",
+                                     "facility.replicates": 3})
+    bands = pd.read_parquet(tmp_path / "out" / "facility_bands.parquet")
+    sc = load_scenario("inference-1mw", overrides={"facility.end": "2025-01-01T06:00:00Z"})
+    direct = facility_fn("inference-1mw", start=pd.Timestamp(sc.facility.start),
+                         end=pd.Timestamp(sc.facility.end), freq=sc.facility.freq, seed=0,
+                         utilization=sc.facility.utilization, replicates=3, progress=False)
+    pd.testing.assert_frame_equal(bands, direct.bands.add_suffix("_kw"), check_freq=False)
+    # the series written is replicate 0, inside the band of all three
+    written = pd.read_parquet(tmp_path / "out" / "facility.parquet")["facility_kw"]
+    assert (bands.min(axis=1) <= written + 1e-9).all() and (written <= bands.max(axis=1) + 1e-9).all()
+    assert result.summary["inputs"]["facility"]["replicates"] == 3
+
+
 def test_cli_run_and_help(tmp_path, capsys, facility_fn):
     assert main([]) == 0
     text = capsys.readouterr().out
