@@ -81,7 +81,8 @@ def _measure(label: str, data, *, targets: bool, solve_linopy: bool) -> list[dic
     ]
     if solve_linopy:
         t0 = time.perf_counter()
-        lm.solve(solver_name="highs", output_flag=False, solver="ipm")
+        lm.solve(solver_name="highs", io_api="direct", progress=False, output_flag=False,
+                 solver="ipm")
         lin_solve_s = time.perf_counter() - t0
         rows.append(_row(f"{label} solve (HiGHS ipm), pyomo / linopy", res.solve_time_s, "s",
                          "linopy solve", lin_solve_s, "< 30 s" if targets else "-",

@@ -105,7 +105,8 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
 
 def solve_linopy(m: linopy.Model) -> float:
     """Solve with HiGHS; return the optimal objective [USD/year]."""
-    status, condition = m.solve(solver_name="highs", output_flag=False)
+    status, condition = m.solve(solver_name="highs", io_api="direct", progress=False,
+                                output_flag=False)
     if status != "ok":
         raise RuntimeError(f"linopy/HiGHS: {status} {condition}")
     return float(m.objective.value)
