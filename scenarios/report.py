@@ -21,7 +21,7 @@ from matplotlib.figure import Figure
 
 from scenarios import figures
 
-__all__ = ["render", "figure_data_uri", "markdown_to_html", "CREDITS_PATH"]
+__all__ = ["render", "render_sweep", "figure_data_uri", "markdown_to_html", "CREDITS_PATH"]
 
 #: the data credits the integrator maintains; shown in every report's provenance
 CREDITS_PATH = Path(__file__).resolve().parents[1] / "docs" / "credits.md"
@@ -226,10 +226,75 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
     else:
         parts.append("<p>Data credits: see docs/credits.md in the aiload sources.</p>")
 
+    return _page(scenario.name, parts)
+
+
+def _page(title: str, parts: list[str]) -> str:
     body = "\n".join(parts)
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>aiload report: {_esc(scenario.name)}</title>"
+        f"<title>aiload report: {_esc(title)}</title>"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<style>{_CSS}</style></head><body><main>\n{body}\n</main></body></html>\n"
     )
+
+
+#: the metrics the sweep page compares across cases (metric, window)
+SWEEP_METRICS = (
+    ("mean_kw", ""), ("p99_kw", ""), ("max_kw", ""), ("load_factor", ""),
+    ("peak_to_average", ""), ("ramp_up_max_kw_per_s", "1min"), ("swing_max_kw", "15min"),
+)
+
+
+def render_sweep(name: str, cases, replicates: int, comparison: pd.DataFrame,
+                 replicate_kw: dict[str, pd.DataFrame], dpi: int = 90) -> str:
+    """The sweep's ``report.html``: cases, a comparison table and percentile-band figures.
+
+    Parameters
+    ----------
+    name : str
+        Scenario name.
+    cases : list of scenarios.sweep.Case
+    replicates : int
+    comparison : pandas.DataFrame
+        ``comparison.csv`` (percentiles across replicates of every metric, per case).
+    replicate_kw : dict
+        Case id -> ``facility_kw`` of every replicate, one column each [kW].
+    """
+    from aiload.metrics import plot_load_duration, plot_percentile_bands
+
+    parts = [f"<h1>{_esc(name)}: sweep</h1>",
+             f"<p>{len(cases)} cases &times; {replicates} replicates; replicate <i>k</i> uses "
+             "seed = facility.seed + <i>k</i>. Values are percentiles across replicates.</p>"]
+    parts.append("<h2>Cases</h2>")
+    parts.append(_table(pd.DataFrame(
+        [{"case": c.case_id, **{k: str(v) for k, v in c.overrides.items()}} for c in cases])))
+    parts.append("<h2>Comparison</h2>")
+    rows = []
+    window = comparison["window"].fillna("").astype(str)
+    pcols = [c for c in comparison.columns if re.fullmatch(r"p\d+(\.\d+)?", str(c))]
+    for metric, win in SWEEP_METRICS:
+        sel = comparison[(comparison["metric"] == metric) & (window == win)]
+        for _, row in sel.iterrows():
+            label = f"{metric} ({win})" if win else metric
+            rows.append({"case": row["case_id"], "metric": label,
+                         **{p: row[p] for p in pcols}})
+    if rows:
+        table = pd.DataFrame(rows).pivot(index="metric", columns="case", values=pcols[len(pcols) // 2])
+        parts.append(f"<p class='muted'>median ({pcols[len(pcols) // 2]}) across replicates; "
+                     "all percentiles in comparison.csv</p>")
+        parts.append(_table(table.reset_index()))
+    figs = []
+    for case in cases:
+        frame = replicate_kw[case.case_id]
+        week = frame[frame.index < frame.index[0] + pd.Timedelta(days=7)]
+        if week.shape[1] >= 2:
+            figs.append((f"{case.case_id} ({', '.join(f'{k}={v}' for k, v in case.overrides.items())}):"
+                         " facility power across replicates, first week [kW]",
+                         plot_percentile_bands(week, unit="kW", title=case.case_id)))
+    medians = {c.case_id: replicate_kw[c.case_id].median(axis=1).rename(c.case_id) for c in cases}
+    figs.append(("Load-duration curves of the per-step median across replicates",
+                 plot_load_duration(medians, unit="kW")))
+    parts.append("<h2>Figures</h2>")
+    parts.append(_figs(figs, dpi))
+    return _page(f"{name} sweep", parts)

@@ -5,7 +5,8 @@ times ``replicates``. Each (case, replicate) is one task that runs ``aiload.faci
 writes its own files atomically as soon as it finishes, so a killed sweep resumes where it
 stopped: finished tasks are found on disk and not recomputed. Replicate ``k`` of a case uses
 ``seed = facility.seed + k``. Results combine into percentile bands across replicates
-(``bands.parquet``) and a comparison table of grid-facing metrics (``comparison.csv``).
+(``bands.parquet``), a comparison table of grid-facing metrics (``comparison.csv``) and a
+self-contained ``report.html``.
 """
 
 from __future__ import annotations
@@ -26,12 +27,12 @@ import pandas as pd
 import aiload
 from aiload.errors import InputError
 from aiload.metrics import summary as metrics_summary
-from scenarios import studies
+from scenarios import report, studies
 from scenarios.loader import load_scenario, resolve_source
 from scenarios.runner import jsonable
 from scenarios.schema import FacilitySection
 
-__all__ = ["Case", "SweepResult", "plan_cases", "run_sweep", "combine"]
+__all__ = ["Case", "SweepResult", "plan_cases", "run_sweep", "combine", "read_replicates"]
 
 _PLAN = "sweep.json"
 
@@ -180,6 +181,12 @@ def _execute(tasks: list[tuple[FacilitySection, int, str]], *, workers: int,
             cluster.close()
 
 
+def read_replicates(out_dir: str | Path, case: Case, replicates: int) -> pd.DataFrame:
+    """``facility_kw`` of every replicate of a case, one column each (``rep-0000``...) [kW]."""
+    paths = [_task_path(Path(out_dir), case, k) for k in range(replicates)]
+    return pd.concat([pd.read_parquet(p)["facility_kw"].rename(p.stem) for p in paths], axis=1)
+
+
 def combine(out_dir: str | Path, cases: Sequence[Case], replicates: int,
             percentiles: Sequence[float] = (10.0, 50.0, 90.0)) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Percentile bands [kW] and the metric comparison table from the finished task files."""
@@ -187,7 +194,7 @@ def combine(out_dir: str | Path, cases: Sequence[Case], replicates: int,
     bands, rows = {}, []
     for case in cases:
         paths = [_task_path(out_dir, case, k) for k in range(replicates)]
-        stacked = pd.concat([pd.read_parquet(p)["facility_kw"] for p in paths], axis=1)
+        stacked = read_replicates(out_dir, case, replicates)
         values = np.percentile(stacked.to_numpy(), percentiles, axis=1)
         for p, row in zip(percentiles, values):
             bands[(case.case_id, f"p{p:g}")] = row
@@ -261,4 +268,8 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     flat.columns = [f"{c}_{b}_kw" for c, b in flat.columns]
     _atomic_write(out_dir / "bands.parquet", lambda tmp: flat.to_parquet(tmp))
     _atomic_write(out_dir / "comparison.csv", lambda tmp: comparison.to_csv(tmp, index=False))
+    page = report.render_sweep(base.name, cases, replicates, comparison,
+                               {c.case_id: read_replicates(out_dir, c, replicates) for c in cases},
+                               dpi=base.outputs.dpi)
+    _atomic_write(out_dir / "report.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
     return SweepResult(out_dir, cases, replicates, len(tasks), bands, comparison)

@@ -39,6 +39,8 @@ def test_bands_are_percentiles_of_independent_runs(tmp_path, facility_fn):
     np.testing.assert_allclose(res.bands[("case-000", "p10")].to_numpy(),
                                np.percentile(stacked, 10, axis=1), rtol=1e-12)
     assert res.computed == 3
+    page = (tmp_path / "sw" / "report.html").read_text()
+    assert page.count('<img src="data:image/png;base64,') >= 2 and "<script" not in page
     # a second call finds everything on disk
     again = run_sweep("colocation-10mw", tmp_path / "sw", sets={"facility.utilization": [0.5]},
                       overrides={"facility.end": END}, replicates=3, workers=0, progress=False)
