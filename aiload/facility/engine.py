@@ -67,6 +67,7 @@ def schedule_jobs(
     queue: deque[int] = deque()
     running: list[tuple[float, int, int]] = []  # (end, nodes, job), sorted by end
     free = int(capacity_nodes)
+    min_size = min(size) if size else 1  # no job fits in fewer free nodes: skip the pass
     # the last backfill pass's reservation for the head job: still valid until a job ends
     bf_valid, bf_shadow, bf_extra = False, np.inf, 0
     timeout = env.timeout
@@ -96,7 +97,7 @@ def schedule_jobs(
         bf_valid = False
         while queue and size[queue[0]] <= free:
             launch(queue.popleft())
-        if not (backfill and len(queue) > 1 and free > 0):
+        if not (backfill and len(queue) > 1 and free >= min_size):
             return
         head = size[queue[0]]
         avail, shadow = free, np.inf
