@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[2]
 FIGURES = ROOT / "docs" / "figures"
 START = pd.Timestamp("2025-01-01", tz="UTC")
 END = pd.Timestamp("2026-01-01", tz="UTC")
-LIMITS_KW = {"90 MW": 90_000.0, "70 MW": 70_000.0, "50 MW": 50_000.0}
+LIMITS_KW = {"100 MW": 100_000.0, "60 MW": 60_000.0, "40 MW": 40_000.0}
 
 
 def assumed_costs() -> mg.Costs:
@@ -70,11 +70,11 @@ def main() -> int:
                     import_limit_kw=limit, carbon=carbon)
         results[label] = s
         print(label, json.dumps(s.summary()), file=sys.stderr)
-    # what a 4-hour step does to the 70 MW case
+    # what a 4-hour step does to the 60 MW case
     agg = mg.coarsen(load, pv, freq="4h")
     coarse = mg.size(agg.load_kw, pv_availability=agg.pv_availability, costs=costs,
-                     generator=generator, import_limit_kw=LIMITS_KW["70 MW"], carbon=carbon)
-    fine = results["70 MW"]
+                     generator=generator, import_limit_kw=LIMITS_KW["60 MW"], carbon=carbon)
+    fine = results["60 MW"]
 
     print("| import limit | PV [MWp] | battery [MWh / MW] | generator [MW] | cost [M USD/yr] "
           "| LCOE [USD/MWh] | CO2 [kt/yr] | build [s] | solve [s] |")
@@ -92,7 +92,7 @@ def main() -> int:
         if any(abs(v) > 1e-6 for v in row):
             print(f"| {term} | " + " | ".join(f"{v:.2f}" for v in row) + " |")
     print()
-    print(f"4-hour steps, 70 MW: peak lost {agg.peak_error_kw:.0f} kW "
+    print(f"4-hour steps, 60 MW: peak lost {agg.peak_error_kw:.0f} kW "
           f"({agg.peak_error_fraction:.2%}), LDC RMSE {agg.duration_curve_rmse_kw:.0f} kW, "
           f"energy error {agg.energy_error_kwh:.3g} kWh; cost "
           f"{coarse.total_annual_cost_usd / 1e6:.2f} vs {fine.total_annual_cost_usd / 1e6:.2f} "
@@ -102,8 +102,8 @@ def main() -> int:
 
     week = pd.Timestamp("2025-07-14", tz="UTC")
     figures = {
-        "microgrid_dispatch_week.png": plot_dispatch_week(results["50 MW"], week),
-        "microgrid_soc.png": plot_soc(results["50 MW"], week),
+        "microgrid_dispatch_week.png": plot_dispatch_week(results["40 MW"], week),
+        "microgrid_soc.png": plot_soc(results["40 MW"], week),
         "microgrid_import_duration.png": plot_import_duration(results),
         "microgrid_cost_breakdown.png": plot_cost_breakdown(results),
     }
