@@ -28,6 +28,7 @@ __all__ = [
     "add_ramp_limit",
     "add_emissions",
     "add_objective",
+    "solution_array",
 ]
 
 
@@ -290,6 +291,6 @@ def build_model(d: ModelInputs) -> pyo.ConcreteModel:
     return m
 
 
-def values(var: pyo.Var) -> np.ndarray:
-    """Solution values of an indexed variable as an array (0 where unset)."""
+def solution_array(var: pyo.Var) -> np.ndarray:
+    """Solution values of an indexed variable in index order, in its own unit (0 where unset)."""
     return np.array([v if v is not None else 0.0 for v in var.extract_values().values()])

@@ -22,7 +22,7 @@ import pyomo.environ as pyo
 from aiload.errors import AiloadError, InputError
 from aiload.timeseries import validate_power_series
 from microgrid.inputs import Battery, Carbon, Costs, Generator
-from microgrid.model import ModelInputs, build_model, values
+from microgrid.model import ModelInputs, build_model, solution_array
 from microgrid.solve import SizingInfeasibleError, solve_model
 
 __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
@@ -258,7 +258,7 @@ def _explain_infeasible(d: ModelInputs, index: pd.DatetimeIndex) -> SizingInfeas
     head = f"size: no sizing can serve load_kw under the given limits ({_limits_text(d)})."
     if not res.has_solution:
         return SizingInfeasibleError(head + " Relax one of these limits.")
-    unserved = values(relaxed.unserved_kw)
+    unserved = solution_array(relaxed.unserved_kw)
     short = np.flatnonzero(unserved > 1e-6 * max(1.0, float(d.load_kw.max())))
     if short.size == 0:
         return SizingInfeasibleError(head + " Relax one of these limits.")
@@ -381,19 +381,19 @@ def size(
 
 def _result(m, d: ModelInputs, index, res, build_time_s: float) -> Sizing:
     pv_kwp = float(pyo.value(m.pv_kwp))
-    soc_end = values(m.soc_kwh)
-    pv_used = values(m.pv_kw)
+    soc_end = solution_array(m.soc_kwh)
+    pv_used = solution_array(m.pv_kw)
     dispatch = pd.DataFrame(
         {
             "load_kw": d.load_kw,
             "pv_kw": pv_used,
             "pv_curtailed_kw": np.clip(d.pv_kw_per_kwp * pv_kwp - pv_used, 0.0, None),
-            "battery_charge_kw": values(m.charge_kw),
-            "battery_discharge_kw": values(m.discharge_kw),
+            "battery_charge_kw": solution_array(m.charge_kw),
+            "battery_discharge_kw": solution_array(m.discharge_kw),
             "battery_soc_kwh": np.roll(soc_end, 1),
-            "generator_kw": values(m.generator_out_kw),
-            "grid_import_kw": values(m.import_kw),
-            "grid_export_kw": values(m.export_kw),
+            "generator_kw": solution_array(m.generator_out_kw),
+            "grid_import_kw": solution_array(m.import_kw),
+            "grid_export_kw": solution_array(m.export_kw),
         },
         index=index,
     )
