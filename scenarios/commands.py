@@ -81,7 +81,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sweep.add_argument("--replicates", type=int, help="replicates per case (default: the file's)")
     sweep.add_argument("-o", "--output", type=Path, help="sweep folder (default aiload-out/NAME-sweep)")
     sweep.add_argument("--scheduler", metavar="ADDRESS",
-                       help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786")
+                       help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (workers "
+                       "write the task files: -o must be on a file system they share)")
     sweep.add_argument("--workers", type=int, default=2,
                        help="worker processes of the local Dask cluster; 0 = serial (default 2)")
     sweep.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")

@@ -239,6 +239,7 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
         Dask worker processes of the local cluster; ``0`` runs serially in this process.
     scheduler : str, optional
         Address of an existing Dask scheduler (``tcp://host:8786``) instead of a local cluster.
+        Workers write the task files, so ``out_dir`` must be on a file system they share.
     progress : bool
         Show a progress bar on stderr.
     """
