@@ -243,7 +243,7 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     progress : bool
         Show a progress bar on stderr.
     """
-    out_dir = Path(out_dir)
+    out_dir = Path(out_dir).resolve()  # workers may run in another directory
     base, cases = plan_cases(source, sets, overrides)
     replicates = base.sweep.replicates if replicates is None else int(replicates)
     if replicates < 1:
