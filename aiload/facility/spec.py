@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from aiload.errors import InputError
 
