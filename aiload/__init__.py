@@ -35,7 +35,7 @@ __all__ = [
 _LAZY = {
     "read_trace": ("aiload.traces", "read_trace"),
     "Trace": ("aiload.traces", "Trace"),
-    "resample": ("aiload.resample", "resample"),
+    "resample": ("aiload.resampling", "resample"),
     "facility": ("aiload.facility", "facility"),
     "FacilitySpec": ("aiload.facility", "FacilitySpec"),
     "FacilityLoad": ("aiload.facility", "FacilityLoad"),

@@ -16,7 +16,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from aiload.facility import facility
-from aiload.resample import resample
+from aiload.resampling import resample
 from scenarios.schema import FacilitySection, GridSection, MicrogridSection, Scenario, SiteSection
 
 __all__ = [

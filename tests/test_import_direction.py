@@ -78,3 +78,15 @@ def test_importing_a_package_loads_nothing_downstream(package):
     ).replace("{forbidden!r}", repr(FORBIDDEN[package]))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_public_functions_survive_their_modules_being_imported():
+    """``aiload.resample`` / ``aiload.facility`` stay callable whatever was imported first."""
+    code = (
+        "import aiload.traces, aiload.facility, aiload.resampling\n"
+        "import aiload\n"
+        "assert callable(aiload.resample), type(aiload.resample)\n"
+        "assert callable(aiload.facility), type(aiload.facility)\n"
+        "assert callable(aiload.read_trace)\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -1,7 +1,7 @@
 """Put a run split over several files (one per node or device) on one time base.
 
 Each file's point samples are integrated exactly as a piecewise-linear curve over the bins
-of a common grid (:func:`aiload.resample.integrate_samples`), so every column keeps its
+of a common grid (:func:`aiload.resampling.integrate_samples`), so every column keeps its
 energy over the common span. The span is ``[latest first sample, earliest last sample]``
 of the files; the grid starts at that latest first sample; its step is ``step_s`` or, by
 default, the largest of the files' median sampling intervals rounded to the millisecond
@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from aiload.errors import InputError
-from aiload.resample import find_gaps, integrate_samples
+from aiload.resampling import find_gaps, integrate_samples
 from aiload.traces._trace import Trace, TraceMeta
 
 __all__ = ["combine"]
@@ -56,7 +56,7 @@ def combine(
     n_nodes : int, optional
         Nodes of the run; default: the sum over the parts.
     max_gap : str or pandas.Timedelta, optional
-        Longest sample spacing accepted inside the span (see :func:`aiload.resample.resample`).
+        Longest sample spacing accepted inside the span (see :func:`aiload.resampling.resample`).
 
     Returns
     -------

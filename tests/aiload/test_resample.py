@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from aiload.errors import InputError
-from aiload.resample import resample
+from aiload.resampling import resample
 from aiload.traces import read_trace
 
 T0 = pd.Timestamp("2024-03-10 06:00:00", tz="UTC")
@@ -177,5 +177,7 @@ def test_means_conserve_energy_for_any_ratio(values, src_ms, dst_ms, offset_ms):
     fine = np.repeat(p, src_ms)
     first = (out.index[0] - start) // pd.Timedelta("1ms")
     expected = fine[first : first + len(out) * dst_ms].reshape(len(out), dst_ms).mean(axis=1)
-    np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-9, atol=1e-9)
+    # exact up to float64 rounding of the cumulative energy, whose magnitude is set by the
+    # largest values in the series, not by the bin at hand
+    np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-9, atol=1e-12 * p.max() * p.size)
     assert out.index[0].value % (dst_ms * 1_000_000) == 0

@@ -12,7 +12,7 @@ import pytest
 import aiload
 import aiload.errors
 from aiload.metrics import summary as metrics_summary
-from aiload.resample import resample
+from aiload.resampling import resample
 from scenarios.cli import main
 from scenarios.loader import ScenarioError, load_scenario
 from scenarios.runner import run_scenario
