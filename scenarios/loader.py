@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 _HEADER = re.compile(r"^\s*\[\s*([^\[\]]+?)\s*\]\s*(#.*)?$")
+_ARRAY_HEADER = re.compile(r"^\s*\[\[\s*([^\[\]]+?)\s*\]\]\s*(#.*)?$")
 _KEY = re.compile(r"^\s*((?:[A-Za-z0-9_\-]+|\"[^\"]*\"|'[^']*')(?:\s*\.\s*(?:[A-Za-z0-9_\-]+|\"[^\"]*\"|'[^']*'))*)\s*=")
 
 
@@ -79,10 +80,13 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
     """Map every table and key path written in a TOML text to its (1-based) line number.
 
     A scan of the text, not a second parser: headers ``[a.b]`` set the current table and
-    ``key = ...`` (dotted keys included) adds a path under it. Keys inside inline tables are
-    not listed; callers fall back to the longest listed prefix.
+    ``key = ...`` (dotted keys included) adds a path under it. The k-th ``[[a.b]]`` table of
+    an array is listed as ``("a", "b", "k")`` (0-based, as in a validation error's location)
+    and ``[a.b.c]`` after it as ``("a", "b", "k", "c")``. Keys inside inline tables are not
+    listed; callers fall back to the longest listed prefix.
     """
     lines: dict[tuple[str, ...], int] = {}
+    counts: dict[tuple[str, ...], int] = {}  # array-of-tables path -> tables seen so far
     table: tuple[str, ...] = ()
     in_multiline = False
     for number, line in enumerate(text.splitlines(), start=1):
@@ -90,9 +94,12 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
             if line.count('"""') % 2 == 1 or line.count("'''") % 2 == 1:
                 in_multiline = False
             continue
-        header = _HEADER.match(line)
-        if header and not line.lstrip().startswith("[["):
-            table = _split_key(header.group(1))
+        array = _ARRAY_HEADER.match(line)
+        header = array or _HEADER.match(line)
+        if header:
+            table = _resolve(_split_key(header.group(1)), counts, new_element=bool(array))
+            if array:
+                lines.setdefault(table[:-1], number)
             lines.setdefault(table, number)
             continue
         key = _KEY.match(line)
@@ -101,6 +108,19 @@ def key_lines(text: str) -> dict[tuple[str, ...], int]:
             if line.count('"""') % 2 == 1 or line.count("'''") % 2 == 1:
                 in_multiline = True
     return lines
+
+
+def _resolve(parts: tuple[str, ...], counts: dict[tuple[str, ...], int], *,
+             new_element: bool) -> tuple[str, ...]:
+    """A header's path with the index of the current element of each array of tables in it."""
+    resolved: tuple[str, ...] = ()
+    for i, part in enumerate(parts):
+        resolved += (part,)
+        if new_element and i == len(parts) - 1:
+            counts[resolved] = counts.get(resolved, 0) + 1
+        if resolved in counts:
+            resolved += (str(counts[resolved] - 1),)
+    return resolved
 
 
 def _line_of(loc: Sequence[Any], lines: Mapping[tuple[str, ...], int]) -> int | None:
@@ -115,6 +135,8 @@ def _model_at(loc: Sequence[Any]) -> type[BaseModel] | None:
     """The pydantic model that holds the last element of ``loc`` (for 'did you mean')."""
     model: type[BaseModel] = Scenario
     for part in loc[:-1]:
+        if isinstance(part, int):  # an element of a list of tables: same model as the list
+            continue
         field = model.model_fields.get(str(part))
         if field is None:
             return None
@@ -141,6 +163,9 @@ def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int]) -> str:
         return f"  {where}field {field!r} is required but missing; add it to the file."
     value = err.get("input")
     message = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "value_error" and isinstance(value, Mapping):
+        # a check across the keys of a whole table: name the table, not its contents
+        return f"  {where}in table [{field}]: {message}."
     return f"  {where}field {field!r} = {value!r}: {message}."
 
 
@@ -185,14 +210,35 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dic
         parts = dotted.split(".")
         node = data
         for part in parts[:-1]:
-            child = node.setdefault(part, {})
-            if not isinstance(child, dict):
+            child = _child(node, part, dotted)
+            if child is None:
+                child = node[part] = {}
+            if not isinstance(child, (dict, list)):
                 raise ScenarioError(
                     f"--set {dotted}: {part!r} is a value, not a table; cannot set a key inside it"
                 )
             node = child
-        node[parts[-1]] = value
+        if isinstance(node, list):
+            node[_index(node, parts[-1], dotted)] = value
+        else:
+            node[parts[-1]] = value
     return data
+
+
+def _index(items: list, part: str, dotted: str) -> int:
+    """The list index a dotted-path part names (``streams.0`` is the first [[streams]] table)."""
+    if not part.isdigit() or int(part) >= len(items):
+        raise ScenarioError(
+            f"--set {dotted}: {part!r} must be the 0-based number of an existing table of "
+            f"that array (0..{len(items) - 1}), e.g. facility.streams.0.utilization"
+        )
+    return int(part)
+
+
+def _child(node: dict | list, part: str, dotted: str) -> Any:
+    if isinstance(node, list):
+        return node[_index(node, part, dotted)]
+    return node.get(part)
 
 
 def _read(path: Path) -> tuple[str, dict[str, Any]]:

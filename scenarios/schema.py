@@ -23,9 +23,20 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from scenarios.schema_facility import (
+    FleetSection,
+    InferenceSection,
+    JobStreamSection,
+    OverheadsSection,
+)
+
 __all__ = [
     "Scenario",
     "FacilitySection",
+    "FleetSection",
+    "JobStreamSection",
+    "InferenceSection",
+    "OverheadsSection",
     "SiteSection",
     "GridSection",
     "GridLimitsSection",
@@ -65,18 +76,31 @@ def _check_aware(value: dt.datetime, name: str) -> dt.datetime:
     return value
 
 
-class FacilitySection(_Section):
-    """The facility model run: ``aiload.facility(preset, start=, end=, freq=, seed=, ...)``."""
+#: the keys of [facility] that make up a full specification (instead of a preset)
+_SPEC_KEYS = ("fleet", "streams", "inference", "overheads", "backfill")
 
-    preset: str = Field(
+
+class FacilitySection(_Section):
+    """The facility model run, ``aiload.facility(preset or FacilitySpec, start=, end=, ...)``:
+    EITHER ``preset`` (with ``utilization``, ``overrides``) OR the full spec ``fleet``,
+    ``streams``, ``inference``, ``overheads``, ``backfill``.
+
+    The full spec maps onto ``aiload.facility.FacilitySpec`` and its sub-specs; see
+    :mod:`scenarios.schema_facility`.
+    """
+
+    preset: str | None = Field(
+        None,
         description="name of a bundled facility preset, e.g. 'colocation-10mw', 'inference-1mw', "
-        "'campus-100mw'"
+        "'campus-100mw'; leave it out to describe the facility with `fleet`, `streams`, "
+        "`inference` and `overheads` instead",
     )
     utilization: float | None = Field(
         None,
         gt=0.0,
         le=1.0,
-        description="target utilisation of the fleet, (0, 1] [-]; None keeps the preset's",
+        description="target utilisation of the preset's fleet, (0, 1] [-]; None keeps the "
+        "preset's (a full spec sets it per stream and service)",
     )
     start: dt.datetime = Field(description="first interval start, tz-aware (TOML offset datetime)")
     end: dt.datetime = Field(description="end of the horizon (exclusive), tz-aware")
@@ -85,7 +109,24 @@ class FacilitySection(_Section):
     replicates: int = Field(1, ge=1, le=1000, description="Monte Carlo replicates of `aiload run`")
     overrides: dict[str, Any] = Field(
         default_factory=dict,
-        description="further keyword overrides passed to aiload.facility (e.g. nodes = 1000)",
+        description="further keyword overrides of the preset passed to aiload.facility "
+        "(e.g. nodes = 1000)",
+    )
+    fleet: FleetSection | None = Field(
+        None, description="full spec: the nodes (instead of a preset)"
+    )
+    streams: list[JobStreamSection] = Field(
+        default_factory=list, description="full spec: batch job streams (FIFO + backfill on the nodes not serving)"
+    )
+    inference: list[InferenceSection] = Field(
+        default_factory=list,
+        description="full spec: online inference services, each on its own nodes",
+    )
+    overheads: OverheadsSection | None = Field(
+        None, description="full spec: losses and cooling; None: OverheadSpec's defaults"
+    )
+    backfill: bool | None = Field(
+        None, description="full spec: EASY backfilling of the job queue; None: true"
     )
 
     @field_validator("freq")
@@ -109,6 +150,44 @@ class FacilitySection(_Section):
     @classmethod
     def _aware(cls, value: dt.datetime, info) -> dt.datetime:
         return _check_aware(value, info.field_name)
+
+    @model_validator(mode="after")
+    def _preset_or_spec(self) -> FacilitySection:
+        spec_keys = [k for k in _SPEC_KEYS if k in self.model_fields_set]
+        if self.preset is not None and spec_keys:
+            raise ValueError(
+                f"give either preset = {self.preset!r} or the full spec ({', '.join(spec_keys)}), "
+                "not both; remove one of them"
+            )
+        if self.preset is None:
+            if self.fleet is None:
+                raise ValueError(
+                    "no facility given: set preset = 'colocation-10mw' (or 'inference-1mw', "
+                    "'campus-100mw'), or describe the site with a [facility.fleet] table and "
+                    "[[facility.streams]] and/or [[facility.inference]] tables"
+                )
+            preset_keys = [k for k in ("utilization", "overrides") if k in self.model_fields_set]
+            if preset_keys:
+                raise ValueError(
+                    f"{' and '.join(preset_keys)} only apply to a preset; with a full spec set "
+                    "utilization in each [[facility.streams]] / [[facility.inference]] table"
+                )
+            self.to_spec()  # the cross-checks of FacilitySpec (pool size, shares)
+        return self
+
+    def to_spec(self):
+        """The ``aiload.facility.FacilitySpec`` of a full spec, or the preset name [str]."""
+        if self.preset is not None:
+            return self.preset
+        from aiload.facility.spec import FacilitySpec, OverheadSpec  # noqa: PLC0415
+
+        return FacilitySpec(
+            fleet=self.fleet.to_spec(),
+            streams=tuple(s.to_spec() for s in self.streams),
+            inference=tuple(s.to_spec() for s in self.inference),
+            overheads=self.overheads.to_spec() if self.overheads else OverheadSpec(),
+            backfill=True if self.backfill is None else self.backfill,
+        )
 
     @model_validator(mode="after")
     def _order(self) -> FacilitySection:

@@ -23,11 +23,21 @@ _HEAD = """# Scenario file reference
 A scenario is a TOML file. Each table below is one section; unknown keys are errors (the
 loader names the file, the line and the nearest allowed key). Times are TOML offset
 date-times (`2024-01-01T00:00:00Z`); frequencies are pandas strings (`1s`, `1min`, `1h`).
-Any field can be changed from the command line with `--set section.field=value`.
+Any field can be changed from the command line with `--set section.field=value`; the k-th
+table of an array is numbered from 0 (`--set facility.streams.0.utilization=0.3`).
+
+The `[facility]` table takes EITHER a bundled `preset` (with `utilization` and `overrides`)
+OR a full specification: a `[facility.fleet]` table, any number of `[[facility.streams]]`
+and `[[facility.inference]]` tables (at least one in all) and optionally
+`[facility.overheads]`; see `scenarios/bundled/custom-fleet.toml`.
 """
 
 
 def _type_name(annotation: typing.Any) -> str:
+    if typing.get_origin(annotation) is list:
+        (item,) = typing.get_args(annotation)
+        if isinstance(item, type) and issubclass(item, BaseModel):
+            return f"array of tables `[[{_table_of(item)}]]`"
     if isinstance(annotation, type):
         return annotation.__name__ if not issubclass(annotation, BaseModel) else f"table `{_table_of(annotation)}`"
     nested = [a for a in typing.get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
@@ -60,10 +70,16 @@ def _table_of(model: type[BaseModel]) -> str:
     return _TABLES.get(model, model.__name__)
 
 
+_ARRAYS: set[type] = set()  # models written as arrays of tables, [[a.b]]
+
+
 def _paths() -> None:
     def walk(model: type[BaseModel], prefix: str) -> None:
         _TABLES.setdefault(model, prefix or "(top level)")
         for name, field in model.model_fields.items():
+            if typing.get_origin(field.annotation) is list:
+                _ARRAYS.update(a for a in typing.get_args(field.annotation)
+                               if isinstance(a, type) and issubclass(a, BaseModel))
             for arg in [field.annotation, *typing.get_args(field.annotation)]:
                 if isinstance(arg, type) and issubclass(arg, BaseModel):
                     walk(arg, f"{prefix}.{name}" if prefix else name)
@@ -100,7 +116,9 @@ def render() -> str:
     for model in _models():
         table = _table_of(model)
         heading = "Top level" if table == "(top level)" else f"`[{table}]`"
-        doc = (model.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
+        if model in _ARRAYS:
+            heading = f"`[[{table}]]` (one table per element)"
+        doc = " ".join((model.__doc__ or "").strip().split("\n\n")[0].split())
         out.append(f"\n## {heading}\n\n{doc}\n")
         out.append("| key | type | default | allowed | meaning |\n|---|---|---|---|---|")
         for name, field in model.model_fields.items():

@@ -79,10 +79,13 @@ def facility_kwargs(section: FacilitySection, *, seed: int | None = None,
 
 
 def check_facility(section: FacilitySection) -> None:
-    """Build the facility specification without simulating, so a bad preset or override
-    fails before any computation; the message names the scenario field."""
+    """Build the facility specification without simulating, so a bad preset, override or
+    workload name fails before any computation; the message names the scenario field."""
     from aiload.facility.presets import resolve_spec
 
+    if section.preset is None:
+        _check_workloads(section)
+        return
     overrides = dict(section.overrides)
     if section.utilization is not None:
         overrides["utilization"] = section.utilization
@@ -92,9 +95,27 @@ def check_facility(section: FacilitySection) -> None:
         raise InputError(f"[facility] preset = {section.preset!r} with {overrides}: {exc}") from None
 
 
+def _check_workloads(section: FacilitySection) -> None:
+    """Every workload of a full spec must be in the profile catalogue for the fleet's hardware."""
+    from aiload.facility.catalogue import default_catalogue
+    from aiload.facility.spec import suggest
+
+    hardware = section.fleet.hardware
+    known = default_catalogue().models(hardware)
+    for i, stream in enumerate(section.streams):
+        for name in stream.workloads:
+            if name not in known:
+                raise InputError(
+                    f"facility.streams[{i}] ({stream.name!r}).workloads: no profile of {name!r} "
+                    f"on {hardware!r}; the profile library has {known or 'none'} for that "
+                    f"hardware.{suggest(name, known)} Pick one of those or change "
+                    "facility.fleet.hardware."
+                )
+
+
 def run_facility(section: FacilitySection, *, progress: bool = True, **replace: Any):
-    """Run ``aiload.facility(preset, ...)`` for the section; returns the ``FacilityLoad``."""
-    return facility(section.preset, **facility_kwargs(section, progress=progress, **replace))
+    """Run ``aiload.facility(preset or FacilitySpec, ...)`` for the section -> ``FacilityLoad``."""
+    return facility(section.to_spec(), **facility_kwargs(section, progress=progress, **replace))
 
 
 def check_steps(scenario: Scenario) -> None:

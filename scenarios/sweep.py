@@ -97,6 +97,14 @@ def plan_cases(source: str | Path, sets: Mapping[str, Sequence[Any]] | None = No
     return base, cases
 
 
+def _value_at(section: FacilitySection, parts: Sequence[str]) -> Any:
+    """The validated value at a dotted path below [facility] (``streams.0.utilization``)."""
+    value: Any = section
+    for part in parts:
+        value = value[int(part)] if isinstance(value, (list, tuple)) else getattr(value, part)
+    return value
+
+
 def _atomic_write(path: Path, write) -> None:
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
     os.close(fd)
@@ -206,7 +214,7 @@ def combine(out_dir: str | Path, cases: Sequence[Case], replicates: int,
             col = grouped.quantile(p / 100.0).rename(f"p{p:g}")
             # the validated value, so "…Z" and "…+00:00" spellings of one time agree
             rows.append(col.to_frame().assign(case_id=case.case_id, **{
-                k: json.dumps(jsonable(getattr(case.facility, k.split(".", 1)[1])))
+                k: json.dumps(jsonable(_value_at(case.facility, k.split(".")[1:])))
                 for k in case.overrides}))
     index = pd.read_parquet(_task_path(out_dir, cases[0], 0)).index
     band_frame = pd.DataFrame(bands, index=index)
