@@ -169,8 +169,9 @@ class FacilitySection(_Section):
             preset_keys = [k for k in ("utilization", "overrides") if k in self.model_fields_set]
             if preset_keys:
                 raise ValueError(
-                    f"{' and '.join(preset_keys)} only apply to a preset; with a full spec set "
-                    "utilization in each [[facility.streams]] / [[facility.inference]] table"
+                    f"{' and '.join(preset_keys)}: for a preset only; with a full spec set "
+                    "utilization in each [[facility.streams]] / [[facility.inference]] table "
+                    "and write every other value in its table"
                 )
             self.to_spec()  # the cross-checks of FacilitySpec (pool size, shares)
         return self
