@@ -12,9 +12,13 @@ Rows (``run()``):
 - CIGRE MV and case118, a year hourly (quick: 720 h): ``grid.timeseries`` (engine auto)
   versus ``pandapower.timeseries.run_timeseries`` with a ``ConstControl`` on the facility
   load, logging the same results; ratio = baseline / aiload; and the max |Δvm_pu|.
-  ``run_timeseries`` costs ~0.1 s per step on the 2-core machine without numba, so it is
-  timed on the first 720 steps (quick: 120) and scaled per step (its cost per step is
-  flat: every step is one ``runpp``); Δvm_pu is compared on those steps.
+  numba is on and compiled before any timing (``_warm_up_numba``); aiload's first-call costs
+  (imports) are paid on a 24-step call before timing, too. ``run_timeseries`` costs
+  ~30-70 ms per step on the shared 2-core machine even with numba (the cost is pandas, not
+  the Newton solve), so it is timed on the first 720 steps (quick: 120) and scaled per step
+  (every step is one ``runpp``); Δvm_pu is compared on those steps. A second, harder
+  baseline logs only ``res_bus.vm_pu`` and ``res_line.loading_percent`` (its fast output
+  path; it then does not give the trafo loading and slack power aiload returns).
 - CIGRE MV, a week at 1 min (10,080 steps; quick: 1,440): the same comparison.
 - case118, N-1 over all lines and transformers at the 24 peak hours (quick: 6 h):
   ``grid.contingency`` versus a hand loop of ``pandapower.runpp`` (element out, one runpp per
@@ -62,8 +66,28 @@ def lumi_minutely_mw(n_minutes: int, peak_mw: float) -> pd.Series:
     return pd.Series(tiled / tiled.max() * peak_mw, idx, name="facility_mw")
 
 
-def _pandapower_run_timeseries(net, load_mw: pd.Series, bus: int) -> tuple[float, pd.DataFrame]:
-    """pandapower's own time series on the same problem; returns (seconds, vm_pu)."""
+def _warm_up_numba() -> str:
+    """Compile pandapower's numba kernels once, outside every timed region.
+
+    numba compiles afresh in every process (2-9 s on the shared 2-core machine); counting
+    that against pandapower would flatter aiload. Returns the numba version used.
+    """
+    import numba
+    import pandapower.networks as pn
+
+    pp.runpp(pn.example_simple(), numba=True, lightsim2grid=False)
+    return numba.__version__
+
+
+def _pandapower_run_timeseries(net, load_mw: pd.Series, bus: int, *,
+                               full_output: bool = True) -> tuple[float, pd.DataFrame]:
+    """pandapower's own time series on the same problem; returns (seconds, vm_pu).
+
+    ``full_output`` logs what ``grid.timeseries`` returns (bus voltages, line and trafo
+    loading, slack power); without it only ``res_bus.vm_pu`` and ``res_line.loading_percent``
+    are logged, which keeps ``run_timeseries`` on its faster output path (a lower bound on
+    its cost, reported as a second, harder baseline). numba is on (warmed up beforehand).
+    """
     from pandapower.control import ConstControl
     from pandapower.timeseries import DFData, OutputWriter, run_timeseries
 
@@ -74,13 +98,17 @@ def _pandapower_run_timeseries(net, load_mw: pd.Series, bus: int) -> tuple[float
     ConstControl(work, "load", "p_mw", element_index=[li], data_source=data, profile_name=["p"])
     ConstControl(work, "load", "q_mvar", element_index=[li], data_source=data, profile_name=["q"])
     ow = OutputWriter(work, time_steps=range(len(p)), output_path=None, log_variables=[])
-    for table, col in (("res_bus", "vm_pu"), ("res_line", "loading_percent"),
-                       ("res_trafo", "loading_percent"), ("res_ext_grid", "p_mw")):
+    logged = [("res_bus", "vm_pu"), ("res_line", "loading_percent")]
+    if full_output:
+        logged += [("res_trafo", "loading_percent"), ("res_ext_grid", "p_mw")]
+    for table, col in logged:
         ow.log_variable(table, col)
     t0 = time.perf_counter()
     run_timeseries(work, time_steps=range(len(p)), verbose=False, lightsim2grid=False,
-                   tolerance_mva=1e-8)
+                   numba=True, tolerance_mva=1e-8)
     seconds = time.perf_counter() - t0
+    if not work._options.get("numba"):
+        raise RuntimeError("pandapower ran without numba: install numba for a fair baseline")
     return seconds, ow.output["res_bus.vm_pu"]
 
 
@@ -93,19 +121,27 @@ def _row(name, value, unit, baseline_name, baseline_value, ratio, target, passed
 def _year(name: str, bus: int, peak_mw: float, n: int, n_base: int) -> list[dict]:
     net = grid.networks.load(name)
     load = hawk_hourly_mw(n, peak_mw)
+    grid.timeseries(net, load.iloc[:24], bus=bus, power_factor=PF)  # imports, first-call costs
     t0 = time.perf_counter()
     res = grid.timeseries(net, load, bus=bus, power_factor=PF)
     ours = time.perf_counter() - t0
     theirs_m, vm_ref = _pandapower_run_timeseries(net, load.iloc[:n_base], bus)
     theirs = theirs_m / n_base * n
+    fast_m, _ = _pandapower_run_timeseries(net, load.iloc[:n_base], bus, full_output=False)
+    fast = fast_m / n_base * n
     dv = float(np.nanmax(np.abs(res.vm_pu.to_numpy()[:n_base] - vm_ref.to_numpy())))
     ratio = theirs / ours
     label = f"{name} {n} h, facility at bus {bus} (peak {peak_mw:g} MW)"
     return [
         _row(f"grid.timeseries {label} [{res.engine}]: speed-up (baseline/aiload; baseline "
-             f"timed on {n_base} steps, scaled per step)", ours, "s",
-             "pandapower run_timeseries (per-step scaled)", theirs, ratio, ">= 100x",
-             ratio >= 100),
+             f"numba on, timed on {n_base} steps, scaled per step)", ours, "s",
+             "pandapower run_timeseries, same outputs logged (per-step scaled)", theirs, ratio,
+             ">= 100x", ratio >= 100),
+        _row(f"grid.timeseries {label}: speed-up against run_timeseries logging only "
+             f"res_bus.vm_pu and res_line.loading_percent (its fast output path; numba on, "
+             f"{n_base} steps, scaled)", ours, "s",
+             "pandapower run_timeseries, fast output path (per-step scaled)", fast,
+             fast / ours, "informative (harder baseline)", None),
         _row(f"grid.timeseries {label}: max |dvm_pu| vs run_timeseries over {n_base} steps",
              dv, "pu", "pandapower run_timeseries", 0.0, None, "<= 1e-6 pu", dv <= 1e-6),
     ]
@@ -114,6 +150,7 @@ def _year(name: str, bus: int, peak_mw: float, n: int, n_base: int) -> list[dict
 def _week(n: int, n_base: int) -> list[dict]:
     net = grid.networks.load("cigre_mv")
     load = lumi_minutely_mw(n, 4.0)
+    grid.timeseries(net, load.iloc[:24], bus=5, power_factor=PF)
     t0 = time.perf_counter()
     res = grid.timeseries(net, load, bus=5, power_factor=PF)
     ours = time.perf_counter() - t0
@@ -171,6 +208,7 @@ def run(quick: bool = False) -> list[dict]:
     logging.getLogger("pandapower").setLevel(logging.ERROR)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        _warm_up_numba()
         n_year, n_base = (720, 120) if quick else (8760, 720)
         rows = _year("cigre_mv", 5, 4.0, n_year, n_base)
         rows += _year("case118", 50, 150.0, n_year, n_base)

@@ -8,7 +8,6 @@ matrices), and the batch result is then refused with a reason.
 
 from __future__ import annotations
 
-import copy
 import warnings
 
 import numpy as np
@@ -30,7 +29,9 @@ def solve_lightsim2grid(
     from lightsim2grid.lightsim2grid_cpp import TimeSeriesCPP
     from lightsim2grid.network import init_from_pandapower
 
-    net = copy.deepcopy(model.net)
+    # model.net is already this call's private copy (grid.attach.attach) and the converter
+    # only reads it (checked: the net's JSON is unchanged), so no second deepcopy
+    net = model.net
     if not net.bus.index.equals(net.bus.index.__class__(range(len(net.bus)))):
         return "bus index is not 0..n-1 (needed to map lightsim2grid buses)"
     try:

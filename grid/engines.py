@@ -77,11 +77,15 @@ class Model:
     fast_reason: str | None
 
 
+# numba=False in every runpp here: with numba installed, the first runpp of a process spends
+# 2-9 s compiling (measured on the 2-core machine) for a solve that takes milliseconds; the
+# fast engines need one runpp, and the runpp engine's cost per step is pandas, not the solve.
+
+
 def _run_base(net: pp.pandapowerNet) -> None:
     try:
-        pp.runpp(
-            net, lightsim2grid=False, tolerance_mva=TOLERANCE_MVA, max_iteration=MAX_ITERATION
-        )
+        pp.runpp(net, lightsim2grid=False, numba=False, tolerance_mva=TOLERANCE_MVA,
+                 max_iteration=MAX_ITERATION)
     except pp.LoadflowNotConverged:
         raise InputError(
             "the network does not converge even without the facility (pandapower.runpp, "
@@ -218,12 +222,57 @@ def without_branches(model: Model, rows: np.ndarray) -> tuple[Model, np.ndarray]
     return out, islanded
 
 
-def _slack_p_calc(model: Model, v: np.ndarray, sbus: np.ndarray) -> np.ndarray:
-    """Active power the slack bus must inject beyond its scheduled Sbus [MW], per step."""
+def _slack_p_calc(model: Model, v: np.ndarray, sbus_ref: np.ndarray) -> np.ndarray:
+    """Active power the slack bus must inject beyond its scheduled Sbus [MW], per step.
+
+    ``sbus_ref`` is the slack bus' scheduled injection [pu] per step (steps,) or the full
+    injections (steps, buses).
+    """
     r = model.ref[0]
+    if sbus_ref.ndim == 2:
+        sbus_ref = sbus_ref[:, r]
     i_ref = (model.ybus[[r], :] @ v.T).ravel()
     p_inj = (v[:, r] * np.conj(i_ref)).real
-    return (p_inj - sbus[:, r].real) * model.base_mva
+    return (p_inj - sbus_ref.real) * model.base_mva
+
+
+def _ref_injection(model: Model, p_mw: np.ndarray, q_mvar: np.ndarray,
+                   scale: np.ndarray) -> np.ndarray:
+    """The slack bus' column of :func:`injections` [pu], without building the whole matrix."""
+    r = model.ref[0]
+    s_ref = model.sbus0[r] - (scale - 1.0) * model.sload[r]
+    if model.facility_row == r:
+        s_ref = s_ref - (p_mw + 1j * q_mvar) / model.base_mva
+    return np.asarray(s_ref, dtype=complex)
+
+
+def _branch_loading(model: Model, v: np.ndarray, rows: np.ndarray, table, kind: str) -> np.ndarray:
+    """Loading [%] of the lines or transformers whose ppci branch rows are ``rows``.
+
+    Only the rows asked for are multiplied out (a whole ``Yf @ V`` of a year is most of the
+    cost); an element out of service reads 0 %, as in ``runpp``'s results.
+    """
+    n = v.shape[0]
+    out = np.full((n, len(rows)), np.nan)
+    live = np.flatnonzero(rows >= 0)
+    if live.size == 0:
+        out[:, ~table.in_service.to_numpy()] = 0.0
+        return out
+    r = rows[live]
+    vt = v.T
+    i_f = np.abs(model.yf[r] @ vt) * (model.base_mva / (np.sqrt(3) * model.f_kv[r]))[:, None]
+    i_t = np.abs(model.yt[r] @ vt) * (model.base_mva / (np.sqrt(3) * model.t_kv[r]))[:, None]
+    if kind == "line":
+        i_max = (table.max_i_ka * table.df * table.parallel).to_numpy()[live]
+        loading = np.fmax(i_f, i_t) / i_max[:, None] * 100.0
+    else:
+        hv = table.vn_hv_kv.to_numpy()[live, None]
+        lv = table.vn_lv_kv.to_numpy()[live, None]
+        rating = (table.sn_mva * table.parallel * table.df).to_numpy()[live, None]
+        loading = np.fmax(i_f * hv, i_t * lv) * np.sqrt(3) / rating * 100.0
+    out[:, live] = loading.T
+    out[:, ~table.in_service.to_numpy()] = 0.0
+    return out
 
 
 def injections(model: Model, p_mw: np.ndarray, q_mvar: np.ndarray, scale: np.ndarray) -> np.ndarray:
@@ -285,7 +334,7 @@ def solve_runpp(
         net.load.at[model.load_index, "p_mw"] = p_mw[k]
         net.load.at[model.load_index, "q_mvar"] = q_mvar[k]
         try:
-            pp.runpp(net, lightsim2grid=False, tolerance_mva=TOLERANCE_MVA,
+            pp.runpp(net, lightsim2grid=False, numba=False, tolerance_mva=TOLERANCE_MVA,
                      max_iteration=MAX_ITERATION)
         except pp.LoadflowNotConverged:
             continue
@@ -308,32 +357,11 @@ def flows(model: Model, v: np.ndarray, p_mw: np.ndarray, q_mvar: np.ndarray,
     vm = np.full((n, len(net.bus)), np.nan)
     ok = model.bus_row >= 0
     vm[:, ok] = np.abs(v[:, model.bus_row[ok]])
-    i_f = np.abs((model.yf @ v.T).T) * model.base_mva / (np.sqrt(3) * model.f_kv)
-    i_t = np.abs((model.yt @ v.T).T) * model.base_mva / (np.sqrt(3) * model.t_kv)
-
-    def rows(r: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        a = np.full((n, len(r)), np.nan)
-        b = np.full((n, len(r)), np.nan)
-        live = r >= 0
-        a[:, live] = i_f[:, r[live]]
-        b[:, live] = i_t[:, r[live]]
-        return a, b
-
-    lf, lt = rows(model.line_row)
-    line = net.line
-    i_max = (line.max_i_ka * line.df * line.parallel).to_numpy()
-    line_loading = np.fmax(lf, lt) / i_max * 100.0
-    line_loading[:, ~line.in_service.to_numpy()] = 0.0
-    tf, tt = rows(model.trafo_row)
-    tr = net.trafo
-    trafo_loading = (
-        np.fmax(tf * tr.vn_hv_kv.to_numpy(), tt * tr.vn_lv_kv.to_numpy()) * np.sqrt(3)
-        / tr.sn_mva.to_numpy() * 100.0 / (tr.parallel * tr.df).to_numpy()
-    )
-    trafo_loading[:, ~tr.in_service.to_numpy()] = 0.0
+    line_loading = _branch_loading(model, v, model.line_row, net.line, "line")
+    trafo_loading = _branch_loading(model, v, model.trafo_row, net.trafo, "trafo")
     if len(model.ref) == 1:
-        sbus = injections(model, p_mw, q_mvar, scale)
-        ext = _slack_p_calc(model, v, sbus) + model.ext_grid_offset_mw
+        ext = _slack_p_calc(model, v, _ref_injection(model, p_mw, q_mvar, scale)) \
+            + model.ext_grid_offset_mw
     else:
         ext = np.full(n, np.nan)
     return {
