@@ -136,6 +136,9 @@ def _flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
         name = f"{prefix}{key}"
         if isinstance(value, dict) and value:
             out.update(_flatten(value, name + "."))
+        elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+            # tables of an array, numbered as --set numbers them (facility.streams.0.name)
+            out.update(_flatten({str(i): v for i, v in enumerate(value)}, name + "."))
         else:
             out[name] = value
     return out
