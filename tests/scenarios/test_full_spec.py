@@ -83,7 +83,7 @@ def test_custom_fleet_equals_the_hand_built_facility_spec(tmp_path, facility_fn)
     assert set(expected.jobs["stream"]) == {"fine-tuning"}
     assert written["requests_per_s"].mean() > 0
     # the report lists each stream's keys under the same dotted names --set uses
-    assert "facility.streams.0.utilization</td><td>0.5<" in (
+    assert "facility.streams.0.utilization</td><td class=\"num\">0.5<" in (
         tmp_path / "out" / "report.html").read_text()
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["inputs"]["facility"]["preset"] is None
