@@ -130,16 +130,28 @@ class JobStreamSection(_SpecSection):
                 f"stream {self.name!r}: give exactly one of utilization, rate_per_h or arrivals, "
                 f"got {given or 'none'}"
             )
+        stamps = [a for a in self.arrivals or () if isinstance(a, dt.datetime)]
+        if stamps and len(stamps) != len(self.arrivals):
+            raise ValueError(
+                f"stream {self.name!r}: arrivals mix seconds and date-times; give all as seconds "
+                "after facility.start or all as offset date-times"
+            )
+        naive = [a.isoformat() for a in stamps if a.utcoffset() is None]
+        if naive:
+            raise ValueError(
+                f"stream {self.name!r}: arrivals {naive} have no time zone; write them with an "
+                "offset, e.g. 2025-03-03T12:00:00Z"
+            )
         self.to_spec()
         return self
 
     def to_spec(self):
-        """The ``JobStreamSpec``."""
+        """The ``JobStreamSpec`` (date-time arrivals as UTC timestamps)."""
         from aiload.facility.spec import JobStreamSpec  # noqa: PLC0415
 
         kwargs = self._spec_kwargs()
         if kwargs["arrivals"] is not None:
-            kwargs["arrivals"] = [a if isinstance(a, float) else pd.Timestamp(a)
+            kwargs["arrivals"] = [a if isinstance(a, float) else pd.Timestamp(a).tz_convert("UTC")
                                   for a in kwargs["arrivals"]]
         return JobStreamSpec(**kwargs)
 

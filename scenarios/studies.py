@@ -102,6 +102,13 @@ def _check_workloads(section: FacilitySection) -> None:
 
     hardware = section.fleet.hardware
     known = default_catalogue().models(hardware)
+    if not known:
+        options = _known_hardware()
+        raise InputError(
+            f"facility.fleet.hardware = {hardware!r}: the profile library has no workloads for "
+            f"this node type.{suggest(hardware, options)} Known node types: "
+            f"{', '.join(options) or 'none'}."
+        )
     for i, stream in enumerate(section.streams):
         for name in stream.workloads:
             if name not in known:
@@ -111,6 +118,15 @@ def _check_workloads(section: FacilitySection) -> None:
                     f"hardware.{suggest(name, known)} Pick one of those or change "
                     "facility.fleet.hardware."
                 )
+
+
+def _known_hardware() -> list[str]:
+    try:
+        import aiload.profiles as profiles
+
+        return sorted(profiles.catalog()["hardware"].unique())
+    except (ImportError, AttributeError, KeyError):
+        return []
 
 
 def run_facility(section: FacilitySection, *, progress: bool = True, **replace: Any):

@@ -11,6 +11,7 @@ import pytest
 
 import aiload.errors
 from scenarios.loader import ScenarioError, apply_overrides, key_lines, load_scenario
+from scenarios import studies
 from scenarios.runner import run_scenario
 from scenarios.schema_facility import (
     FleetSection,
@@ -158,6 +159,42 @@ def test_unknown_workload_fails_before_the_simulation(tmp_path, facility_fn):
                        r"'llama2-70b-lorra' on '4xH100'.*Did you mean 'llama2-70b-lora'\?"):
         run_scenario(write(tmp_path, text), tmp_path / "out", progress=False)
     assert not (tmp_path / "out").exists()
+
+
+def test_unknown_hardware_names_the_known_node_types(tmp_path, facility_fn):
+    text = SPEC.replace("nodes = 16\n", 'nodes = 16\nhardware = "4xH10"\n', 1)
+    with pytest.raises(aiload.errors.InputError,
+                       match=r"facility\.fleet\.hardware = '4xH10': the profile library has no "
+                       r"workloads for this node type\. Did you mean '4xH100'\? Known node types: "
+                       r"4xH100, 8xH100-SXM, 8xH200-SXM\."):
+        run_scenario(write(tmp_path, text), tmp_path / "out", progress=False)
+
+
+@pytest.mark.parametrize("arrivals", [
+    "[0, 5400.5, 39600]",
+    # 12:00 at +01:00 is 11:00 UTC, 39,600 s after the start
+    "[2025-03-03T00:00:00Z, 2025-03-03T01:30:00.5Z, 2025-03-03T12:00:00+01:00]",
+])
+def test_replayed_arrivals_in_seconds_or_as_date_times(tmp_path, facility_fn, arrivals):
+    text = SPEC.replace("rate_per_h = 0.5", f"arrivals = {arrivals}")
+    sc = load_scenario(write(tmp_path, text), overrides={"facility.end": "2025-03-03T18:00:00Z"})
+    load = studies.run_facility(sc.facility, progress=False)
+    replayed = load.jobs[load.jobs["stream"] == "b"]
+    start = pd.Timestamp("2025-03-03T00:00:00Z")
+    assert list(replayed["arrival"]) == [start, start + pd.Timedelta(seconds=5400.5),
+                                         start + pd.Timedelta(hours=11)]
+    assert set(replayed["nodes"]) == {4}
+
+
+def test_mixed_or_naive_arrivals_are_refused(tmp_path):
+    mixed = SPEC.replace("rate_per_h = 0.5", "arrivals = [0, 2025-03-03T12:00:00Z]")
+    with pytest.raises(ScenarioError, match=r"line 15: in table \[facility\.streams\.1\]: stream "
+                       r"'b': arrivals mix seconds and date-times"):
+        load_scenario(write(tmp_path, mixed))
+    naive = SPEC.replace("rate_per_h = 0.5", "arrivals = [2025-03-03T12:00:00]")
+    with pytest.raises(ScenarioError, match=r"arrivals \['2025-03-03T12:00:00'\] have no time "
+                       r"zone; write them with an offset"):
+        load_scenario(write(tmp_path, naive))
 
 
 def test_key_lines_number_arrays_of_tables():
