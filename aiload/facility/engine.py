@@ -78,7 +78,11 @@ def schedule_jobs(
         job = event.value
         free += size[job]
         bf_valid = False
-        del running[bisect_left(running, (starts[job] + dur[job], size[job], job))]
+        # ends come in time order, so the ending job is almost always the first entry
+        if running[0][2] == job:
+            del running[0]
+        else:
+            del running[bisect_left(running, (starts[job] + dur[job], size[job], job))]
         if queue:
             dispatch()
 

@@ -271,10 +271,11 @@ def _jobs_frame(start: pd.Timestamp, out: dict) -> pd.DataFrame:
         "arrival": to_time(jobs.arrival_s),
         "start": to_time(start_s),
         "end": to_time(start_s + jobs.duration_s),
-        "nodes": jobs.nodes,
-        "workload": pd.Categorical(jobs.model.astype(str)),
-        "stream": pd.Categorical(jobs.stream.astype(str)),
-        "replicate": jobs.replicate,
+        # narrow integers and categoricals: the log of a campus year has millions of rows
+        "nodes": jobs.nodes.astype(np.int32),
+        "workload": pd.Categorical(jobs.model),
+        "stream": pd.Categorical(jobs.stream),
+        "replicate": jobs.replicate.astype(np.int16),
         "queue_wait_s": np.where(ok, start_s - jobs.arrival_s, np.nan),
     })
 

@@ -12,6 +12,9 @@ from aiload.facility import (
 )
 from aiload.profiles import Profile
 
+# overflow/invalid-value warnings are bugs here (e.g. NaT handling of jobs that never start)
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 START = pd.Timestamp("2025-03-03 00:00", tz="UTC")
 
 

@@ -11,6 +11,9 @@ from aiload.facility import (
     facility,
 )
 
+# overflow/invalid-value warnings are bugs here (e.g. NaT handling of jobs that never start)
+pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
+
 START = pd.Timestamp("2025-03-03", tz="UTC")
 
 
