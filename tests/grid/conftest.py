@@ -45,7 +45,8 @@ def runpp_by_hand(net, bus: int, p_mw: float, q_mvar: float, scale: float = 1.0)
     pp.create_load(ref, bus, p_mw=p_mw, q_mvar=q_mvar)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pp.runpp(ref, lightsim2grid=False, tolerance_mva=1e-8)
+        # numba=False: same solution, without a multi-second JIT compile per test process
+        pp.runpp(ref, lightsim2grid=False, numba=False, tolerance_mva=1e-8)
     return ref
 
 

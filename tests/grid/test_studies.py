@@ -101,7 +101,7 @@ def test_n1_reports_islanding(lumi_kw, scale_to):
     ref.line.at[10, "in_service"] = False
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        pp.runpp(ref)
+        pp.runpp(ref, numba=False)
     cut = ref.res_bus.vm_pu.isna()
     assert table.at["line 10", "islanded_buses"] == int(cut.sum()) == 2
     assert bool(table.at["line 10", "facility_islanded"]) is bool(cut.at[14]) is True

@@ -134,7 +134,7 @@ def test_network_that_does_not_converge_without_facility(hourly):
     net = grid.networks.load("case33bw")
     net.load["p_mw"] *= 40.0  # far past the feeder's voltage-collapse point
     with pytest.raises(pp.LoadflowNotConverged):
-        pp.runpp(net)
+        pp.runpp(net, numba=False)
     with pytest.raises(InputError, match="does not converge even without the facility"):
         grid.timeseries(net, hourly, bus=5)
 
