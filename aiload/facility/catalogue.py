@@ -127,12 +127,18 @@ class ProfilesCatalogue:
         return sorted(set(rows["model"]))
 
     def job_profile(self, model: str, hardware: str, nodes: int) -> Profile:
-        """All replicates of ``job_profile`` as the columns of one Profile."""
-        first = self._p.job_profile(model, hardware, nodes, replicate=0)
+        """All replicates of ``job_profile`` as the columns of one Profile.
+
+        Node counts outside the measured ones hold the nearest measured duration and
+        per-node power (``extrapolate=False``): a facility study should not rest on an
+        invented scaling; ``notes``/``extra`` of the profile say when this applied.
+        """
+        first = self._p.job_profile(model, hardware, nodes, replicate=0, extrapolate=False)
         columns = [first.power_w.iloc[:, 0].rename("r0")]
         for r in range(1, 64):
             try:
-                other = self._p.job_profile(model, hardware, nodes, replicate=r)
+                other = self._p.job_profile(model, hardware, nodes, replicate=r,
+                                            extrapolate=False)
             except (InputError, IndexError, KeyError):
                 break
             if len(other.power_w) != len(first.power_w) or other.step_s != first.step_s:

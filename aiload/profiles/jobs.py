@@ -7,9 +7,16 @@ the fitted ``duration_s(n)``; then **scale its level** by ``P(n) / P_base`` so t
 the fitted ``power_w_per_node(n)``. Per-node energy is then ``P(n) * d(n)``, i.e. the fitted
 job energy divided by ``n``. Features keep their count (a job that runs longer has its
 dips further apart), which is what a fixed amount of work done more slowly looks like.
+
+Beyond the data the fit is an assumption, not a measurement: a fit with one node count has
+no fitted duration scaling at all (``d ~ 1/n`` is assumed). ``extrapolate`` says what to do
+there: follow the fit and warn (default), follow it silently (``True``), or hold the
+duration, shape and per-node power of the nearest measured node count (``False``).
 """
 
 from __future__ import annotations
+
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -19,10 +26,38 @@ from aiload.profiles import scaling
 from aiload.profiles._profile import Profile
 from aiload.profiles.library import _catalog_cached, get
 
-__all__ = ["job_profile"]
+__all__ = ["job_profile", "ExtrapolationWarning", "EXTRAPOLATION_FACTOR", "measured_nodes"]
+
+#: a request more than this factor outside the measured node counts is an extrapolation
+EXTRAPOLATION_FACTOR = 2.0
 
 
-def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0) -> Profile:
+class ExtrapolationWarning(UserWarning):
+    """A job profile rests on a scaling fit used outside its data."""
+
+
+def measured_nodes(fit: scaling.TrainingScaling) -> tuple[int, int]:
+    """Smallest and largest node count with a measured duration [nodes]."""
+    n = fit.points.loc[fit.points["quantity"] == "duration_s", "nodes"]
+    return int(n.min()), int(n.max())
+
+
+def _outside(fit: scaling.TrainingScaling, nodes: int) -> str:
+    """Why ``nodes`` is an extrapolation of ``fit`` ('' when it is not)."""
+    lo, hi = measured_nodes(fit)
+    if lo == hi:
+        if nodes == lo:
+            return ""
+        return (f"the duration was measured at {lo} nodes only, so its scaling to {nodes} "
+                f"nodes is assumed (d ~ n^-{fit.alpha:g}), not fitted")
+    if nodes * EXTRAPOLATION_FACTOR < lo or nodes > hi * EXTRAPOLATION_FACTOR:
+        return (f"{nodes} nodes is more than {EXTRAPOLATION_FACTOR:g}x outside the measured "
+                f"{lo}..{hi} nodes")
+    return ""
+
+
+def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0,
+                extrapolate: bool | None = None) -> Profile:
     """Per-node profile of a training/fine-tuning job on ``nodes`` nodes.
 
     Parameters
@@ -35,20 +70,33 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0) ->
         Node count of the job [nodes].
     replicate : int
         Which replicate column of the base profile to use.
+    extrapolate : bool or None
+        What to do when ``nodes`` lies outside the data of the fit (a fit with one measured
+        node count and any other ``nodes``, or more than :data:`EXTRAPOLATION_FACTOR` beyond
+        the measured range): ``None`` follows the fit and emits an
+        :class:`ExtrapolationWarning`; ``True`` follows the fit without warning; ``False``
+        holds the duration, shape and per-node power of the nearest measured node count
+        (no scaling invented; ``nodes`` still sets ``Profile.nodes``). ``notes`` and
+        ``extra`` say which applied.
 
     Returns
     -------
     Profile
-        One column ``r0`` [W]; ``duration_s == training(...).duration_s(nodes)`` and mean ==
-        ``power_w_per_node(nodes)`` (to rounding). ``step_s`` is the stretched step [s]
-        (exact); the index labels are that step rounded to the nanosecond. ``extra`` holds
-        ``base``, ``stretch`` and ``scale``.
+        One column ``r0`` [W]; unless held, ``duration_s == training(...).duration_s(nodes)``
+        and mean == ``power_w_per_node(nodes)`` (to rounding). ``step_s`` is the stretched
+        step [s] (exact); the index labels are that step rounded to the nanosecond.
+        ``extra`` holds ``base``, ``stretch``, ``scale``, ``extrapolated`` (bool: the fit
+        was used outside its data), ``held_at_nodes`` (the node count whose fitted values
+        were used, or None) and ``measured_nodes`` (the measured range).
 
     Examples
     --------
     >>> p = job_profile("llama2-70b-lora", "8xH100-SXM", 16)
     >>> p.nodes, p.workload
     (16, 'fine-tuning')
+    >>> held = job_profile("gpt3-175b", "8xH100-SXM", 8192, extrapolate=False)
+    >>> round(held.duration_s), held.extra["held_at_nodes"]
+    (3413, 64)
     """
     if not (isinstance(nodes, (int, np.integer)) and nodes >= 1):
         raise InputError(f"nodes must be an integer >= 1, got {nodes!r}.")
@@ -67,8 +115,25 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0) ->
             f"{base.replicates} replicate(s) (0..{base.replicates - 1})."
         )
     values = base.power_w.iloc[:, replicate].to_numpy(np.float64)
-    duration_s = float(fit.duration_s(nodes))
-    mean_w = float(fit.power_w_per_node(nodes))
+    lo, hi = measured_nodes(fit)
+    why = _outside(fit, int(nodes))
+    held_at = None
+    if extrapolate is False and not lo <= nodes <= hi:
+        held_at = int(np.clip(nodes, lo, hi))
+        caveat = (f" Outside the measured {lo}..{hi} nodes: duration and per-node power HELD "
+                  f"at the fitted values for {held_at} nodes (no scaling extrapolated).")
+    elif why:
+        caveat = f" EXTRAPOLATED: {why}."
+        if extrapolate is None:
+            warnings.warn(
+                f"job_profile({model!r}, {hardware!r}, {nodes}): {why}. Pass extrapolate=True "
+                f"to accept the fitted curve there, or extrapolate=False to hold the values of "
+                f"{int(np.clip(nodes, lo, hi))} nodes.", ExtrapolationWarning, stacklevel=2)
+    else:
+        caveat = ""
+    at = held_at if held_at is not None else nodes
+    duration_s = float(fit.duration_s(at))
+    mean_w = float(fit.power_w_per_node(at))
     stretch = duration_s / (len(values) * base.step_s)
     scale = mean_w / values.mean()
     step_s = duration_s / len(values)
@@ -83,6 +148,8 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0) ->
         notes=(f"Derived from {base.name!r} (replicate {replicate}, "
                f"{'measured' if base.measured else 'synthesised'}): time stretched x{stretch:.4f} "
                f"to the fitted duration {duration_s:.1f} s, level scaled x{scale:.4f} to the fitted "
-               f"per-node mean {mean_w:.1f} W."),
-        extra={"base": base.name, "stretch": stretch, "scale": scale},
+               f"per-node mean {mean_w:.1f} W.{caveat}"),
+        extra={"base": base.name, "stretch": stretch, "scale": scale,
+               "extrapolated": bool(why) and held_at is None, "held_at_nodes": held_at,
+               "measured_nodes": (lo, hi)},
     )

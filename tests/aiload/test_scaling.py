@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -10,6 +12,7 @@ from scipy import optimize
 from aiload.errors import InputError
 from aiload import profiles
 from aiload.profiles import scaling
+from aiload.profiles.jobs import ExtrapolationWarning
 
 NLR = "nlr-genai-power-profiles/01_aggregated_datasets"
 
@@ -200,3 +203,51 @@ def test_r_squared_helper():
     assert scaling.r_squared(y, y) == 1.0
     assert scaling.r_squared(y, np.full(4, y.mean())) == pytest.approx(0.0)
     assert np.isnan(scaling.r_squared([1.0], [1.0]))
+
+
+# --- job_profile beyond the data: no invented duration scaling unless asked for -------------
+
+def test_job_profile_holds_the_measured_gpt3_run_beyond_its_single_node_count():
+    # SOURCE.md: the GPT-3 MLPerf run is 64 nodes, run_start -> run_stop 3,412.7 s,
+    # Σ node mean 438.3 kW -> 6,848 W per node
+    held = profiles.job_profile("gpt3-175b", "8xH100-SXM", 8192, extrapolate=False)
+    assert held.nodes == 8192
+    assert held.duration_s == pytest.approx(3412.7, abs=0.1)
+    assert held.mean_power_w == pytest.approx(438.3e3 / 64, rel=0.005)
+    assert held.extra["held_at_nodes"] == 64 and held.extra["extrapolated"] is False
+    assert held.extra["measured_nodes"] == (64, 64)
+    assert "HELD" in held.notes and "64 nodes" in held.notes
+    # the same shape as the measured 64-node job profile (only the node count differs)
+    at64 = profiles.job_profile("gpt3-175b", "8xH100-SXM", 64)
+    np.testing.assert_array_equal(held.power_w.to_numpy(), at64.power_w.to_numpy())
+
+
+def test_job_profile_default_follows_the_fit_but_warns_and_says_so():
+    with pytest.warns(ExtrapolationWarning, match=r"measured at 64 nodes only.*extrapolate=False"):
+        p = profiles.job_profile("gpt3-175b", "8xH100-SXM", 8192)
+    # by hand: ideal strong scaling assumed from one point: 3,412.67 s x 64 / 8192
+    assert p.duration_s == pytest.approx(3412.67 * 64 / 8192, rel=1e-6)
+    assert p.extra["extrapolated"] is True and "EXTRAPOLATED" in p.notes
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        opted = profiles.job_profile("gpt3-175b", "8xH100-SXM", 8192, extrapolate=True)
+        inside = profiles.job_profile("llama2-70b-lora", "4xH100", 8)
+        near = profiles.job_profile("llama2-70b-lora", "4xH100", 32)  # 2x the measured 16
+    assert opted.duration_s == p.duration_s and opted.extra["extrapolated"] is True
+    assert inside.extra["extrapolated"] is False and "EXTRAPOLATED" not in inside.notes
+    assert near.extra["extrapolated"] is False
+
+
+def test_job_profile_hold_within_and_beyond_a_multi_point_fit():
+    fit = scaling.training("llama2-70b-lora", "4xH100")  # durations measured at 2..16 nodes
+    inside = profiles.job_profile("llama2-70b-lora", "4xH100", 4, extrapolate=False)
+    assert inside.duration_s == pytest.approx(fit.duration_s(4), rel=1e-9)
+    assert inside.extra["held_at_nodes"] is None
+    big = profiles.job_profile("llama2-70b-lora", "4xH100", 512, extrapolate=False)
+    small = profiles.job_profile("llama2-70b-lora", "4xH100", 1, extrapolate=False)
+    assert big.duration_s == pytest.approx(fit.duration_s(16), rel=1e-9)
+    assert big.mean_power_w == pytest.approx(fit.power_w_per_node(16), rel=1e-9)
+    assert small.duration_s == pytest.approx(fit.duration_s(2), rel=1e-9)
+    assert (big.extra["held_at_nodes"], small.extra["held_at_nodes"]) == (16, 2)
+    with pytest.warns(ExtrapolationWarning, match=r"512 nodes is more than 2x outside"):
+        profiles.job_profile("llama2-70b-lora", "4xH100", 512)
