@@ -129,12 +129,18 @@ def schedule_jobs(
 
     # arrivals chain themselves through callbacks: cheaper than a generator process per event
     def on_arrival(event) -> None:
-        nonlocal bf_extra
+        nonlocal bf_extra, free
         job = event.value
         n = size[job]
         now = env.now
         if not queue and n <= free:
-            launch(job)  # fast path: nothing waits, the job fits
+            # fast path (most arrivals below saturation): launch() inlined
+            starts[job] = now
+            free -= n
+            d = dur[job]
+            insort(running, (now + d, n, job))
+            if now + d < horizon_s:
+                timeout(d, job).callbacks.append(on_end)
         elif bf_valid and queue:
             # nothing ended since the last backfill pass, so only the newcomer can change the
             # outcome, and the head's reservation still holds (every job started since then

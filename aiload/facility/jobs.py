@@ -176,6 +176,8 @@ def draw_jobs(
         pnodes = np.full(k, stream.profile_nodes, dtype=np.int64) if stream.profile_nodes else nodes
         parts.append((t, nodes, dur, model, np.full(k, stream.name, dtype=object), replicate,
                       pnodes))
+    if len(parts) == 1:
+        return JobTable(*parts[0]), rates  # one stream: its arrivals are already sorted
     cols = [np.concatenate([p[i] for p in parts]) if parts else np.array([]) for i in range(7)]
     order = np.argsort(cols[0], kind="stable")
     table = JobTable(*(c[order] for c in cols))

@@ -111,6 +111,27 @@ def _grid(start, end, freq) -> tuple[pd.Timestamp, float, int, float]:
     return start, freq_s, int(round(n)), fine_s
 
 
+def _group_rows(*columns: np.ndarray) -> dict[tuple, np.ndarray]:
+    """Row positions of each distinct key tuple, keys in sorted order.
+
+    Same result as ``DataFrame.groupby(sort=True).indices`` over millions of rows, at a
+    fraction of the cost: each column is factorised once and the codes combined into one
+    integer key.
+    """
+    codes, uniques = zip(*(pd.factorize(c, sort=True) for c in columns))
+    if len(codes[0]) == 0:
+        return {}
+    key = np.ravel_multi_index(codes, tuple(len(u) for u in uniques))
+    order = np.argsort(key, kind="stable")
+    distinct, first = np.unique(key[order], return_index=True)
+    groups = {}
+    for k, rows in zip(distinct, np.split(order, first[1:])):
+        parts = np.unravel_index(k, tuple(len(u) for u in uniques))
+        groups[tuple(u[i].item() if hasattr(u[i], "item") else u[i]
+                     for u, i in zip(uniques, parts))] = rows
+    return groups
+
+
 def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windows) -> dict:
     """One replicate; yields per-window column dicts through ``windows`` callback."""
     catalogue = spec.catalogue or default_catalogue()
@@ -151,9 +172,8 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         services.append(simulate_service(svc, curve, fleet.idle_w, start, fine_s, n_fine, rng))
     bar.update(1)
     # group started jobs by (model, nodes, replicate): one cumulative-energy curve per group
-    keys = pd.DataFrame({"m": jobs.model[started], "n": jobs.profile_nodes[started],
-                         "r": jobs.replicate[started], "d": jobs.duration_s[started]})
-    groups = keys.groupby(["m", "n", "r", "d"], sort=True).indices
+    groups = _group_rows(jobs.model[started], jobs.profile_nodes[started],
+                         jobs.replicate[started], jobs.duration_s[started])
     idx_started = np.flatnonzero(started)
     curves = {
         key: CumulativeEnergy.from_profile(cache.get(key[0], key[1]), key[2], key[3])

@@ -207,3 +207,20 @@ def test_schedule_invariants_on_random_jobs(seed):
         assert np.cumsum(d[order]).max() <= 10
         if not backfill:
             assert np.all(np.diff(start) >= 0)  # FIFO: starts in arrival order
+
+
+def test_group_rows_matches_pandas_groupby():
+    from aiload.facility.model import _group_rows
+
+    rng = np.random.default_rng(5)
+    n = 20_000
+    model = np.array(["sd", "lora", "gpt"], dtype=object)[rng.integers(0, 3, n)]
+    nodes, rep = rng.choice([2, 8, 64], n), rng.integers(0, 5, n)
+    dur = rng.choice([1602.0, 2100.5], n)
+    got = _group_rows(model, nodes, rep, dur)
+    want = pd.DataFrame({"m": model, "n": nodes, "r": rep, "d": dur}).groupby(
+        ["m", "n", "r", "d"], sort=True).indices
+    assert list(got) == list(want)
+    for key, rows in want.items():
+        np.testing.assert_array_equal(got[key], rows)
+    assert _group_rows(model[:0], nodes[:0], rep[:0], dur[:0]) == {}
