@@ -1,8 +1,16 @@
 """The sizing LP/MILP as a Pyomo model, assembled from small ``add_*`` functions.
 
-Each function adds one block of ``docs/formulation.md`` and cites its equation numbers. All
-power is in kW, energy in kWh, money in USD, time steps of ``dt_h`` hours. The inputs arrive
-already validated, as plain arrays, in :class:`ModelInputs` (built by :func:`microgrid.size`).
+Each function adds one block of ``docs/formulation.md`` and cites its equation numbers. The
+inputs arrive validated, in kW, kWh, USD and t, as plain arrays in :class:`ModelInputs`
+(built by :func:`microgrid.size`).
+
+Inside the model every power is in per-unit (pu) of ``m.kw_per_pu`` kW, every energy in
+pu·h and the objective in USD / ``m.kw_per_pu``: the load's peak is near 1 pu instead of
+1e5 kW, so HiGHS sees bounds and right-hand sides of the same order as the costs (the
+section "Scaling" of ``docs/formulation.md``). ``kw_per_pu`` is a power of two, so scaling
+and unscaling are exact in floating point; prices per kWh and costs per kW-year keep their
+values. Read results back in kW, kWh and USD with :func:`solution_unscaled`,
+:func:`value_unscaled` and :func:`cost_terms_usd`.
 """
 
 from __future__ import annotations
@@ -12,12 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyomo.environ as pyo
+from pyomo.common.gc_manager import PauseGC
 
 from microgrid.inputs import Battery, Costs, Generator
 
 __all__ = [
     "ModelInputs",
     "build_model",
+    "kw_per_pu",
     "add_sizes",
     "add_pv",
     "add_battery",
@@ -29,6 +39,9 @@ __all__ = [
     "add_emissions",
     "add_objective",
     "solution_array",
+    "solution_unscaled",
+    "value_unscaled",
+    "cost_terms_usd",
 ]
 
 
@@ -74,207 +87,233 @@ class ModelInputs:
     unserved_usd_per_kwh: float | None = None
 
 
-def _bound(value: float) -> float | None:
-    return None if math.isinf(value) else float(value)
+def kw_per_pu(d: ModelInputs) -> float:
+    """The model's power unit: the power of two nearest the peak load [kW/pu] (1 for no load)."""
+    peak_kw = float(np.max(np.abs(d.load_kw))) if len(d.load_kw) else 0.0
+    if not math.isfinite(peak_kw) or peak_kw <= 0:
+        return 1.0
+    return 2.0 ** round(math.log2(peak_kw))
+
+
+def _pu(m: pyo.ConcreteModel, value_kw: float | None) -> float | None:
+    """A kW (or kWh) bound in pu (pu·h); None and inf mean unbounded."""
+    if value_kw is None or math.isinf(value_kw):
+        return None
+    return float(value_kw) / m.kw_per_pu
+
+
+def _values(var: pyo.Var) -> list:
+    """The variable's data objects in index order (indexing a Var per step is slow)."""
+    return list(var.values())
 
 
 def add_sizes(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """Size decisions P_pv, E_b, P_b, P_g and, when priced, the import limit M (eq. 18)."""
-    m.pv_kwp = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, _bound(d.max_pv_kwp)))
-    m.battery_kwh = pyo.Var(
-        domain=pyo.NonNegativeReals, bounds=(0, _bound(d.battery.max_energy_kwh))
+    """Size decisions P_pv, E_b, P_b, P_g and, when priced, the import limit M (eq. 18) [pu]."""
+    m.pv_size_pu = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, _pu(m, d.max_pv_kwp)))
+    m.battery_energy_puh = pyo.Var(
+        domain=pyo.NonNegativeReals, bounds=(0, _pu(m, d.battery.max_energy_kwh))
     )
-    m.battery_kw = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, _bound(d.battery.max_power_kw)))
-    m.generator_kw = pyo.Var(
-        domain=pyo.NonNegativeReals, bounds=(0, _bound(d.generator.max_power_kw))
+    m.battery_power_pu = pyo.Var(
+        domain=pyo.NonNegativeReals, bounds=(0, _pu(m, d.battery.max_power_kw))
+    )
+    m.generator_size_pu = pyo.Var(
+        domain=pyo.NonNegativeReals, bounds=(0, _pu(m, d.generator.max_power_kw))
     )
     if d.import_limit_kw is None:
-        m.import_limit_kw = pyo.Var(domain=pyo.NonNegativeReals)
+        m.import_limit_pu = pyo.Var(domain=pyo.NonNegativeReals)
     else:
-        m.import_limit_kw = pyo.Param(initialize=float(d.import_limit_kw), mutable=False)
+        m.import_limit_pu = pyo.Param(initialize=_pu(m, d.import_limit_kw), mutable=False)
 
 
 def add_pv(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """PV used at most what is available, pv_t <= a_t * P_pv (eq. 3)."""
+    """PV used at most what is available, pv_t <= a_t * P_pv (eq. 3) [pu]."""
     a = d.pv_kw_per_kwp
     # steps without sun (half of a year) need a bound, not a constraint row
-    m.pv_kw = pyo.Var(m.T, bounds=lambda m, t: (0, None) if a[t] > 0 else (0, 0))
+    m.pv_pu = pyo.Var(m.T, bounds=lambda m, t: (0, None) if a[t] > 0 else (0, 0))
+    pv, size = _values(m.pv_pu), m.pv_size_pu
     sunny = [int(t) for t in np.flatnonzero(a > 0)]
-    m.pv_available = pyo.Constraint(sunny, rule=lambda m, t: m.pv_kw[t] <= a[t] * m.pv_kwp)
+    coef = a.tolist()
+    m.pv_available = pyo.Constraint(sunny, rule=lambda m, t: pv[t] - coef[t] * size <= 0)
 
 
 def add_battery(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     """Charge/discharge limits (eqs. 5-6), SOC bounds (eq. 7) and cyclic dynamics (eq. 8).
 
-    ``soc_kwh[t]`` is the state of charge at the END of step t; step 0 starts from the end
-    of step T-1, which makes s_0 = s_T.
+    ``soc_puh[t]`` is the state of charge at the END of step t [pu·h]; step 0 starts from
+    the end of step T-1, which makes s_0 = s_T.
     """
-    eta_c = d.battery.charge_efficiency
-    eta_d = d.battery.discharge_efficiency
+    gain = d.battery.charge_efficiency * d.dt_h
+    loss = d.dt_h / d.battery.discharge_efficiency
     sigma = d.battery.min_soc_fraction
-    dt = d.dt_h
-    last = len(d.load_kw) - 1
-    m.charge_kw = pyo.Var(m.T, domain=pyo.NonNegativeReals)
-    m.discharge_kw = pyo.Var(m.T, domain=pyo.NonNegativeReals)
-    m.soc_kwh = pyo.Var(m.T, domain=pyo.NonNegativeReals)
-    m.charge_max = pyo.Constraint(m.T, rule=lambda m, t: m.charge_kw[t] <= m.battery_kw)
-    m.discharge_max = pyo.Constraint(m.T, rule=lambda m, t: m.discharge_kw[t] <= m.battery_kw)
-    m.soc_max = pyo.Constraint(m.T, rule=lambda m, t: m.soc_kwh[t] <= m.battery_kwh)
+    m.charge_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+    m.discharge_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+    m.soc_puh = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+    c, dis, s = _values(m.charge_pu), _values(m.discharge_pu), _values(m.soc_puh)
+    p_b, e_b = m.battery_power_pu, m.battery_energy_puh
+    m.charge_max = pyo.Constraint(m.T, rule=lambda m, t: c[t] - p_b <= 0)
+    m.discharge_max = pyo.Constraint(m.T, rule=lambda m, t: dis[t] - p_b <= 0)
+    m.soc_max = pyo.Constraint(m.T, rule=lambda m, t: s[t] - e_b <= 0)
     if sigma > 0:
-        m.soc_min = pyo.Constraint(m.T, rule=lambda m, t: m.soc_kwh[t] >= sigma * m.battery_kwh)
+        m.soc_min = pyo.Constraint(m.T, rule=lambda m, t: s[t] - sigma * e_b >= 0)
+    # s[t - 1] with t = 0 is s[-1], the last step: the cyclic condition of eq. 8
     m.soc_dynamics = pyo.Constraint(
-        m.T,
-        rule=lambda m, t: m.soc_kwh[t]
-        == m.soc_kwh[last if t == 0 else t - 1]
-        + (eta_c * m.charge_kw[t] - m.discharge_kw[t] / eta_d) * dt,
+        m.T, rule=lambda m, t: s[t] - s[t - 1] - gain * c[t] + loss * dis[t] == 0
     )
 
 
 def add_generator(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     """Generation within the size (eq. 9), or unit commitment with minimum load (eq. 17)."""
-    m.generator_out_kw = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+    m.generator_out_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+    g = _values(m.generator_out_pu)
     gen = d.generator
     if not gen.unit_commitment:
-        m.generator_max = pyo.Constraint(
-            m.T, rule=lambda m, t: m.generator_out_kw[t] <= m.generator_kw
-        )
+        size = m.generator_size_pu
+        m.generator_max = pyo.Constraint(m.T, rule=lambda m, t: g[t] - size <= 0)
         return
-    unit = float(gen.unit_size_kw)
-    max_units = None if math.isinf(gen.max_power_kw) else math.floor(gen.max_power_kw / unit)
+    unit = _pu(m, gen.unit_size_kw)
+    max_units = None if math.isinf(gen.max_power_kw) else math.floor(gen.max_power_kw / gen.unit_size_kw)
     m.generator_units = pyo.Var(domain=pyo.NonNegativeIntegers, bounds=(0, max_units))
     m.generator_on = pyo.Var(m.T, domain=pyo.NonNegativeIntegers, bounds=(0, max_units))
-    m.generator_size_def = pyo.Constraint(expr=m.generator_kw == unit * m.generator_units)
-    m.generator_on_max = pyo.Constraint(
-        m.T, rule=lambda m, t: m.generator_on[t] <= m.generator_units
-    )
-    m.generator_max = pyo.Constraint(
-        m.T, rule=lambda m, t: m.generator_out_kw[t] <= unit * m.generator_on[t]
-    )
+    on, units = _values(m.generator_on), m.generator_units
+    m.generator_size_def = pyo.Constraint(expr=m.generator_size_pu == unit * units)
+    m.generator_on_max = pyo.Constraint(m.T, rule=lambda m, t: on[t] - units <= 0)
+    m.generator_max = pyo.Constraint(m.T, rule=lambda m, t: g[t] - unit * on[t] <= 0)
     lo = gen.min_load_fraction * unit
-    m.generator_min = pyo.Constraint(
-        m.T, rule=lambda m, t: m.generator_out_kw[t] >= lo * m.generator_on[t]
-    )
+    m.generator_min = pyo.Constraint(m.T, rule=lambda m, t: g[t] - lo * on[t] >= 0)
 
 
 def add_grid(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """Import within the limit and export within its cap (eq. 10); none in outages (eq. 13)."""
-    x_max = _bound(d.export_limit_kw)
-    out = d.outage
+    """Import within the limit and export within its cap (eq. 10); none in outages (eq. 13).
 
-    def import_bounds(m, t):
-        return (0, 0) if out[t] else (0, None)
-
-    def export_bounds(m, t):
-        return (0, 0) if out[t] else (0, x_max)
-
-    m.import_kw = pyo.Var(m.T, bounds=import_bounds)
-    m.export_kw = pyo.Var(m.T, bounds=export_bounds)
-    m.import_max = pyo.Constraint(m.T, rule=lambda m, t: m.import_kw[t] <= m.import_limit_kw)
+    A given import limit is a bound of each import variable; only a priced (variable) limit
+    needs one row per step.
+    """
+    out = d.outage.tolist()
+    x_max = _pu(m, d.export_limit_kw)
+    m_max = None if d.import_limit_kw is None else _pu(m, d.import_limit_kw)
+    m.import_pu = pyo.Var(m.T, bounds=lambda m, t: (0, 0) if out[t] else (0, m_max))
+    m.export_pu = pyo.Var(m.T, bounds=lambda m, t: (0, 0) if out[t] else (0, x_max))
+    if d.import_limit_kw is None:
+        imp, limit = _values(m.import_pu), m.import_limit_pu
+        m.import_max = pyo.Constraint(m.T, rule=lambda m, t: imp[t] - limit <= 0)
 
 
 def add_balance(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """Power balance pv + d + m + g (+ unserved) = L + c + x in every step (eq. 4)."""
-    load = d.load_kw
+    """Power balance pv + d + m + g (+ unserved) = L + c + x in every step (eq. 4) [pu]."""
+    load = (d.load_kw / m.kw_per_pu).tolist()
+    flows = [
+        _values(m.pv_pu), _values(m.discharge_pu), _values(m.import_pu),
+        _values(m.generator_out_pu),
+    ]
     if d.unserved_usd_per_kwh is not None:
-        m.unserved_kw = pyo.Var(m.T, domain=pyo.NonNegativeReals)
-
-        def rule(m, t):
-            return (
-                m.pv_kw[t] + m.discharge_kw[t] + m.import_kw[t] + m.generator_out_kw[t]
-                + m.unserved_kw[t]
-                == load[t] + m.charge_kw[t] + m.export_kw[t]
-            )
-    else:
-
-        def rule(m, t):
-            return (
-                m.pv_kw[t] + m.discharge_kw[t] + m.import_kw[t] + m.generator_out_kw[t]
-                == load[t] + m.charge_kw[t] + m.export_kw[t]
-            )
-
-    m.balance = pyo.Constraint(m.T, rule=rule)
+        m.unserved_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+        flows.append(_values(m.unserved_pu))
+    supply = list(zip(*flows))
+    c, x = _values(m.charge_pu), _values(m.export_pu)
+    m.balance = pyo.Constraint(
+        m.T, rule=lambda m, t: sum(supply[t]) - c[t] - x[t] == load[t]
+    )
 
 
 def add_demand_charge(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """Monthly peak import, peak_k >= m_t for t in month k (eq. 11)."""
+    """Monthly peak import, peak_k >= m_t for t in month k (eq. 11) [pu].
+
+    A given import limit also bounds each peak: no step imports more.
+    """
     if d.costs.demand_charge_usd_per_kw_month <= 0:
         return
     n_months = int(d.month.max()) + 1
     m.K = pyo.RangeSet(0, n_months - 1)
-    m.peak_import_kw = pyo.Var(m.K, domain=pyo.NonNegativeReals)
-    month = d.month
-    m.peak_def = pyo.Constraint(
-        m.T, rule=lambda m, t: m.peak_import_kw[int(month[t])] >= m.import_kw[t]
-    )
+    upper = None if d.import_limit_kw is None else _pu(m, d.import_limit_kw)
+    m.peak_import_pu = pyo.Var(m.K, bounds=(0, upper))
+    peak, imp = _values(m.peak_import_pu), _values(m.import_pu)
+    month = d.month.tolist()
+    m.peak_def = pyo.Constraint(m.T, rule=lambda m, t: peak[month[t]] - imp[t] >= 0)
 
 
 def add_ramp_limit(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """|m_t - m_{t-1}| <= R * dt at the point of interconnection (eq. 16)."""
+    """|m_t - m_{t-1}| <= R * dt at the point of interconnection (eq. 16) [pu]."""
     if d.ramp_limit_kw_per_h is None:
         return
-    step = d.ramp_limit_kw_per_h * d.dt_h
+    step = _pu(m, d.ramp_limit_kw_per_h * d.dt_h)
+    imp = _values(m.import_pu)
     m.T1 = pyo.RangeSet(1, len(d.load_kw) - 1)
-    m.ramp_up = pyo.Constraint(m.T1, rule=lambda m, t: m.import_kw[t] - m.import_kw[t - 1] <= step)
-    m.ramp_down = pyo.Constraint(
-        m.T1, rule=lambda m, t: m.import_kw[t - 1] - m.import_kw[t] <= step
-    )
+    m.ramp_up = pyo.Constraint(m.T1, rule=lambda m, t: imp[t] - imp[t - 1] <= step)
+    m.ramp_down = pyo.Constraint(m.T1, rule=lambda m, t: imp[t - 1] - imp[t] <= step)
 
 
 def add_emissions(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """Annualised emissions [t/year] (eq. 14) and the optional cap (eq. 15)."""
+    """Annualised emissions (eq. 14) [t/year / kw_per_pu] and the optional cap (eq. 15)."""
     if d.carbon_price_usd_per_t <= 0 and d.carbon_cap_t_per_year is None:
         return  # nothing in the model depends on it; Sizing computes it from the dispatch
-    ci = d.grid_kg_per_kwh
-    ef = d.generator.emission_kg_per_kwh
     scale = d.dt_h * d.annual_factor / 1000.0
-    m.emissions_t = pyo.Expression(
-        expr=scale
-        * pyo.quicksum(float(ci[t]) * m.import_kw[t] + ef * m.generator_out_kw[t] for t in m.T)
+    kg = d.grid_kg_per_kwh.tolist()
+    ef = d.generator.emission_kg_per_kwh
+    m.emissions_t_pu = pyo.Expression(
+        expr=scale * (
+            pyo.quicksum(k * v for k, v in zip(kg, _values(m.import_pu)))
+            + ef * pyo.quicksum(_values(m.generator_out_pu))
+        )
     )
     if d.carbon_cap_t_per_year is not None:
-        m.carbon_cap = pyo.Constraint(expr=m.emissions_t <= d.carbon_cap_t_per_year)
+        m.carbon_cap = pyo.Constraint(
+            expr=m.emissions_t_pu <= _pu(m, d.carbon_cap_t_per_year)
+        )
 
 
 def add_objective(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """Annual cost: capital (eq. 2) + scaled operation (eq. 1) + demand charge (eq. 12)."""
+    """Annual cost: capital (eq. 2) + scaled operation (eq. 1) + demand charge (eq. 12).
+
+    In USD / kw_per_pu: a cost per kW times a size in pu, a price per kWh times pu·h.
+    """
     c = d.costs
     f = d.annual_factor * d.dt_h
-    price, export = d.import_usd_per_kwh, d.export_usd_per_kwh
+    price, export = d.import_usd_per_kwh.tolist(), d.export_usd_per_kwh.tolist()
     terms = {
-        "pv_capital": c.pv_usd_per_kwp_year * m.pv_kwp,
-        "battery_energy_capital": c.battery_usd_per_kwh_year * m.battery_kwh,
-        "battery_power_capital": c.battery_usd_per_kw_year * m.battery_kw,
-        "generator_capital": c.generator_usd_per_kw_year * m.generator_kw,
+        "pv_capital": c.pv_usd_per_kwp_year * m.pv_size_pu,
+        "battery_energy_capital": c.battery_usd_per_kwh_year * m.battery_energy_puh,
+        "battery_power_capital": c.battery_usd_per_kw_year * m.battery_power_pu,
+        "generator_capital": c.generator_usd_per_kw_year * m.generator_size_pu,
         "import_capacity": (
-            c.import_capacity_usd_per_kw_year * m.import_limit_kw
+            c.import_capacity_usd_per_kw_year * m.import_limit_pu
             if d.import_limit_kw is None
             else 0.0
         ),
-        "grid_energy": f * pyo.quicksum(float(price[t]) * m.import_kw[t] for t in m.T),
-        "export_revenue": -f * pyo.quicksum(float(export[t]) * m.export_kw[t] for t in m.T),
-        "fuel": f * c.fuel_usd_per_kwh * pyo.quicksum(m.generator_out_kw[t] for t in m.T),
+        "grid_energy": f * pyo.quicksum(p * v for p, v in zip(price, _values(m.import_pu))),
+        "export_revenue": -f * pyo.quicksum(
+            p * v for p, v in zip(export, _values(m.export_pu))
+        ),
+        "fuel": f * c.fuel_usd_per_kwh * pyo.quicksum(_values(m.generator_out_pu)),
         "demand_charge": (
             c.demand_charge_usd_per_kw_month
-            * pyo.quicksum(float(w) * m.peak_import_kw[k] for k, w in enumerate(d.month_weight))
-            if hasattr(m, "peak_import_kw")
+            * pyo.quicksum(float(w) * m.peak_import_pu[k] for k, w in enumerate(d.month_weight))
+            if hasattr(m, "peak_import_pu")
             else 0.0
         ),
         "carbon": (
-            d.carbon_price_usd_per_t * m.emissions_t if hasattr(m, "emissions_t") else 0.0
+            d.carbon_price_usd_per_t * m.emissions_t_pu if hasattr(m, "emissions_t_pu") else 0.0
         ),
     }
     if d.unserved_usd_per_kwh is not None:
-        terms["unserved"] = (
-            f * d.unserved_usd_per_kwh * pyo.quicksum(m.unserved_kw[t] for t in m.T)
-        )
-    m.cost_terms = pyo.Expression(list(terms), initialize=terms)
-    m.total_cost = pyo.Objective(expr=sum(m.cost_terms[k] for k in terms), sense=pyo.minimize)
+        terms["unserved"] = f * d.unserved_usd_per_kwh * pyo.quicksum(_values(m.unserved_pu))
+    m.cost_terms_pu = pyo.Expression(list(terms), initialize=terms)
+    m.total_cost_pu = pyo.Objective(
+        expr=sum(m.cost_terms_pu[k] for k in terms), sense=pyo.minimize
+    )
 
 
 def build_model(d: ModelInputs) -> pyo.ConcreteModel:
-    """Assemble the whole model (eqs. 1-19) from the ``add_*`` blocks."""
+    """Assemble the whole model (eqs. 1-19) from the ``add_*`` blocks, in pu of ``kw_per_pu``."""
     m = pyo.ConcreteModel(name="microgrid_sizing")
+    m.kw_per_pu = kw_per_pu(d)
     m.T = pyo.RangeSet(0, len(d.load_kw) - 1)
+    # ~1e5 new objects per block would trigger Python's cyclic collector over and over
+    with PauseGC():
+        _add_blocks(m, d)
+    return m
+
+
+def _add_blocks(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     for add in (
         add_sizes,
         add_pv,
@@ -288,9 +327,25 @@ def build_model(d: ModelInputs) -> pyo.ConcreteModel:
         add_objective,
     ):
         add(m, d)
-    return m
 
 
 def solution_array(var: pyo.Var) -> np.ndarray:
     """Solution values of an indexed variable in index order, in its own unit (0 where unset)."""
     return np.array([v if v is not None else 0.0 for v in var.extract_values().values()])
+
+
+def solution_unscaled(m: pyo.ConcreteModel, var: pyo.Var) -> np.ndarray:
+    """An indexed pu (pu·h) variable's solution in kW (kWh), in index order."""
+    return solution_array(var) * m.kw_per_pu
+
+
+def value_unscaled(m: pyo.ConcreteModel, component) -> float:
+    """A scalar pu (pu·h) variable, parameter or expression in kW (kWh; t/year)."""
+    return float(pyo.value(component)) * m.kw_per_pu
+
+
+def cost_terms_usd(m: pyo.ConcreteModel) -> dict[str, float]:
+    """The annual cost by term, and ``"total"``, of a solved model [USD/year]."""
+    terms = {k: value_unscaled(m, m.cost_terms_pu[k]) for k in m.cost_terms_pu}
+    terms["total"] = value_unscaled(m, m.total_cost_pu)
+    return terms

@@ -17,12 +17,17 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyomo.environ as pyo
 
 from aiload.errors import AiloadError, InputError
 from aiload.timeseries import validate_power_series
 from microgrid.inputs import Battery, Carbon, Costs, Generator
-from microgrid.model import ModelInputs, build_model, solution_array
+from microgrid.model import (
+    ModelInputs,
+    build_model,
+    cost_terms_usd,
+    solution_unscaled,
+    value_unscaled,
+)
 from microgrid.solve import SizingInfeasibleError, solve_model
 
 __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
@@ -258,7 +263,7 @@ def _explain_infeasible(d: ModelInputs, index: pd.DatetimeIndex) -> SizingInfeas
     head = f"size: no sizing can serve load_kw under the given limits ({_limits_text(d)})."
     if not res.has_solution:
         return SizingInfeasibleError(head + " Relax one of these limits.")
-    unserved = solution_array(relaxed.unserved_kw)
+    unserved = solution_unscaled(relaxed, relaxed.unserved_pu)
     short = np.flatnonzero(unserved > 1e-6 * max(1.0, float(d.load_kw.max())))
     if short.size == 0:
         return SizingInfeasibleError(head + " Relax one of these limits.")
@@ -380,32 +385,32 @@ def size(
 
 
 def _result(m, d: ModelInputs, index, res, build_time_s: float) -> Sizing:
-    pv_kwp = float(pyo.value(m.pv_kwp))
-    soc_end = solution_array(m.soc_kwh)
-    pv_used = solution_array(m.pv_kw)
+    pv_kwp = value_unscaled(m, m.pv_size_pu)
+    soc_end = solution_unscaled(m, m.soc_puh)
+    pv_used = solution_unscaled(m, m.pv_pu)
     dispatch = pd.DataFrame(
         {
             "load_kw": d.load_kw,
             "pv_kw": pv_used,
             "pv_curtailed_kw": np.clip(d.pv_kw_per_kwp * pv_kwp - pv_used, 0.0, None),
-            "battery_charge_kw": solution_array(m.charge_kw),
-            "battery_discharge_kw": solution_array(m.discharge_kw),
+            "battery_charge_kw": solution_unscaled(m, m.charge_pu),
+            "battery_discharge_kw": solution_unscaled(m, m.discharge_pu),
             "battery_soc_kwh": np.roll(soc_end, 1),
-            "generator_kw": solution_array(m.generator_out_kw),
-            "grid_import_kw": solution_array(m.import_kw),
-            "grid_export_kw": solution_array(m.export_kw),
+            "generator_kw": solution_unscaled(m, m.generator_out_pu),
+            "grid_import_kw": solution_unscaled(m, m.import_pu),
+            "grid_export_kw": solution_unscaled(m, m.export_pu),
         },
         index=index,
     )
-    terms = {k: float(pyo.value(m.cost_terms[k])) for k in m.cost_terms}
-    total = float(pyo.value(m.total_cost))
+    terms = cost_terms_usd(m)
+    total = terms.pop("total")
     served_mwh = float(d.load_kw.sum() * d.dt_h * d.annual_factor / 1000.0)
     return Sizing(
         pv_kwp=pv_kwp,
-        battery_kwh=float(pyo.value(m.battery_kwh)),
-        battery_kw=float(pyo.value(m.battery_kw)),
-        generator_kw=float(pyo.value(m.generator_kw)),
-        import_limit_kw=float(pyo.value(m.import_limit_kw)),
+        battery_kwh=value_unscaled(m, m.battery_energy_puh),
+        battery_kw=value_unscaled(m, m.battery_power_pu),
+        generator_kw=value_unscaled(m, m.generator_size_pu),
+        import_limit_kw=value_unscaled(m, m.import_limit_pu),
         annual_cost_usd=MappingProxyType(terms),
         total_annual_cost_usd=total,
         served_energy_mwh_per_year=served_mwh,

@@ -111,9 +111,11 @@ def solve_model(
     has_solution = objective is not None and status in ("optimal", "time_limit")
     if has_solution:
         res.solution_loader.load_vars()
-    obj = float(objective) if objective is not None else math.nan
+    # the model's objective is in USD per kw_per_pu (microgrid.model's scaling)
+    usd = float(getattr(m, "kw_per_pu", 1.0))
+    obj = float(objective) * usd if objective is not None else math.nan
     bound = res.best_objective_bound
-    bound = float(bound) if bound is not None else math.nan
+    bound = float(bound) * usd if bound is not None else math.nan
     if has_solution and math.isfinite(bound):
         gap = abs(obj - bound) / max(abs(obj), 1e-9)
     else:
