@@ -53,7 +53,8 @@ def solve_lightsim2grid(
             lsgrid.deactivate_powerline_side1(pos)
         else:
             lsgrid.deactivate_powerline_side2(pos)
-    if len(net.switch) and (net.switch.et.isin(["b", "t", "t3"]) & ~net.switch.closed.astype(bool)).any():
+    open_other = net.switch.et.isin(["b", "t", "t3"]) & ~net.switch.closed.astype(bool)
+    if len(net.switch) and open_other.any():
         return "open bus-bus or transformer switches are present"
     n = len(p_mw)
     load_p = np.tile((net.load.p_mw * net.load.scaling).to_numpy(), (n, 1))

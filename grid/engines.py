@@ -20,7 +20,8 @@ Three engines solve the same steady-state AC power flow for every step of a seri
     result is still checked against ``"newton"`` at sampled steps and dropped, with a
     logged reason, when they differ by more than 1e-6 pu.
 
-The batch engine lives in :mod:`grid.batch`. Each engine returns complex bus voltages in pandapower's internal (``ppci``) bus order;
+The batch engine lives in :mod:`grid.batch`. Each engine returns complex bus voltages in
+pandapower's internal (``ppci``) bus order;
 :func:`flows` turns them into the quantities ``runpp`` reports.
 """
 
