@@ -39,6 +39,11 @@ figure{margin:12px 0 24px}figure img{max-width:100%;height:auto;border:1px solid
 figcaption{font-size:.85em;color:#52606d}.muted{color:#52606d;font-size:.9em}
 pre{background:#f0f4f8;padding:8px;overflow-x:auto;font-size:.85em}
 .skip{background:#fff3c4;padding:6px 10px;border-left:4px solid #f0b429}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin:16px 0}
+.card{flex:1 1 150px;background:#f0f4f8;border-left:4px solid #3e7cb1;padding:8px 12px}
+.card .v{font-size:1.5em;font-weight:600;font-variant-numeric:tabular-nums}
+.card .k{font-size:.85em;color:#52606d}
+details{margin:8px 0 16px}summary{cursor:pointer;color:#3e7cb1}
 """
 
 
@@ -180,8 +185,14 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
     for section, reason in summary.get("skipped", {}).items():
         parts.append(f'<p class="skip">{_esc(reason)}</p>')
 
+    parts.append(_glance(metrics_table, summary))
+
     parts.append("<h2>Inputs</h2>")
-    parts.append(_kv(_flatten(summary["inputs"])))
+    given = {k: v for k, v in _flatten(summary["inputs"]).items() if v not in (None, {}, [])}
+    parts.append(f"<details><summary>{len(given)} scenario inputs (unset options omitted; "
+                 "all of them are in summary.json)</summary>")
+    parts.append(_kv(given))
+    parts.append("</details>")
 
     parts.append("<h2>Facility: grid-facing metrics</h2>")
     parts.append(f"<p>Energy over the horizon: {summary['facility']['energy_kwh']:,.0f} kWh.</p>")
@@ -193,8 +204,10 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
             parts.append(f'<p class="muted">{missing} figures need a finer resolution than '
                          f"{_esc(scenario.facility.freq)} and are listed as not available in "
                          "metrics.csv.</p>")
-    parts.append(_table(shown, max_rows=200))
     parts.append(_figs(figures.facility_figures(load), dpi))
+    parts.append("<details><summary>all grid-facing figures as a table</summary>")
+    parts.append(_table(shown, max_rows=200))
+    parts.append("</details>")
 
     if grid_results is not None:
         parts.append("<h2>Grid studies</h2>")
@@ -230,6 +243,48 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
         parts.append("<p>Data credits: see docs/credits.md in the aiload sources.</p>")
 
     return _page(scenario.name, parts)
+
+
+#: headline figures shown first: (metric, window, label, kind) with kind "power", "ramp" or ""
+GLANCE = (
+    ("mean_kw", "", "mean power", "power"),
+    ("max_kw", "", "peak power", "power"),
+    ("load_factor", "", "load factor", ""),
+    ("ramp_up_max_kw_per_s", "1min", "largest 1-min ramp up", "ramp"),
+    ("swing_max_kw", "15min", "largest 15-min swing", "power"),
+)
+
+
+def _glance(metrics_table: pd.DataFrame, summary: dict) -> str:
+    """Headline figures of the facility as cards (the table below has all of them).
+
+    Shown in MW for a facility whose peak reaches 1 MW, else in kW.
+    """
+    table = metrics_table.fillna({"window": ""})
+
+    def value(metric: str, window: str = "") -> float:
+        rows = table[(table["metric"] == metric) & (table["window"].astype(str) == window)]
+        return float(rows["value"].iloc[0]) if len(rows) else float("nan")
+
+    mega = value("max_kw") >= 1000
+    scale, unit = (1e-3, "MW") if mega else (1.0, "kW")
+    energy = summary["facility"]["energy_kwh"] * scale
+    cards = [("energy over the horizon",
+              f"{energy:,.0f} {unit}h" if energy >= 100 else f"{energy:,.1f} {unit}h")]
+    for metric, window, label, kind in GLANCE:
+        v = value(metric, window)
+        if not np.isfinite(v):
+            continue
+        if kind == "power":
+            text = f"{v * scale:,.1f} {unit}"
+        elif kind == "ramp":
+            text = f"{v * scale * 60:,.2f} {unit}/min"
+        else:
+            text = f"{v:.2f}"
+        cards.append((label, text))
+    return '<div class="cards">' + "".join(
+        f'<div class="card"><div class="v">{_esc(v)}</div><div class="k">{_esc(k)}</div></div>'
+        for k, v in cards) + "</div>"
 
 
 def _page(title: str, parts: list[str]) -> str:
