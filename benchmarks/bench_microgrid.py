@@ -2,16 +2,15 @@
 
 The load is aiload's simulated ``campus-100mw`` facility for 2025 (seed 0), with PV
 (bundled Greensboro TMY), battery, generator, an import limit of 70 MW and a demand charge,
-priced as in docs/microgrid.md. The same LP is built with linopy
-(``benchmarks/microgrid_linopy.py``) and solved with the same HiGHS options in the same run:
-the baseline. Targets (issue 6, 2-core machine): hourly year built < 2 s, solved < 30 s.
+priced as in docs/microgrid.md. The baseline, measured in the same run, is the same LP
+built with linopy (``benchmarks/microgrid_linopy.py``, in kW and USD, unscaled) and solved
+by HiGHS' interior point method, the fastest HiGHS option on the unscaled LP (its dual
+simplex had not finished after 5 min). ``microgrid`` solves its per-unit model with dual
+simplex. Targets (issue 6, 2-core machine): hourly year built < 2 s, solved < 30 s.
 
-``run(quick=True)`` does the hourly year only; the 15-minute year (35,040 steps; ~150 s
-and 1.1 GB in STACK-NOTES for a simpler LP) runs otherwise. Measured 2026-11-30 on the
-shared 2-core machine (load average ~3.3): hourly year built in 2.47 s (linopy 1.33 s),
-solved in 60.0 s (linopy + HiGHS 54.5 s), same objective; the 15-minute year had not
-finished after 20 minutes. Timings depend on machine load: the ratios to the linopy
-baseline measured in the same run are the steadier figures.
+``run(quick=True)`` does the hourly year only; the 15-minute year (35,040 steps) runs
+otherwise. Measured figures and the machine load are in docs/microgrid.md. Timings depend
+on machine load: the ratios to the baseline measured in the same run are steadier.
 """
 
 from __future__ import annotations
@@ -91,15 +90,16 @@ def _measure(label: str, data, *, targets: bool, solve_linopy: bool) -> list[dic
         lm.solve(solver_name="highs", io_api="direct", progress=False, output_flag=False,
                  solver="ipm")
         lin_solve_s = time.perf_counter() - t0
-        rows.append(_row(f"{label} solve (HiGHS ipm), pyomo / linopy", res.solve_time_s, "s",
-                         "linopy solve", lin_solve_s, "< 30 s" if targets else "-",
+        rows.append(_row(f"{label} solve, pyomo pu dual simplex / linopy kW ipm",
+                         res.solve_time_s, "s", "linopy solve", lin_solve_s,
+                         "< 30 s" if targets else "-",
                          res.solve_time_s < 30 if targets else None))
         gap = abs(res.objective_usd - float(lm.objective.value)) / abs(res.objective_usd)
         rows.append(_row(f"{label} objective, |pyomo - linopy| / pyomo", gap, "-",
                          "linopy objective", float(lm.objective.value), "< 1e-6", gap < 1e-6))
     else:
-        rows.append(_row(f"{label} solve (HiGHS ipm)", res.solve_time_s, "s", "-", None,
-                         "-", None))
+        rows.append(_row(f"{label} solve (pu, HiGHS dual simplex)", res.solve_time_s, "s",
+                         "-", None, "-", None))
     return rows
 
 

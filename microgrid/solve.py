@@ -85,13 +85,14 @@ def solve_model(
     mip_gap : float
         Relative MIP gap at which HiGHS stops [-] (ignored by LPs).
     highs_options : Mapping, optional
-        Further HiGHS options, applied last (e.g. ``{"solver": "simplex"}``).
+        Further HiGHS options, applied last (e.g. ``{"solver": "ipm"}``).
 
     Notes
     -----
-    LPs are solved by HiGHS' interior point method followed by crossover (a vertex, hence a
-    clean dispatch): on the campus-100mw hourly year it took 88 s where dual simplex had
-    not finished after 5 min on the same loaded 2-core machine.
+    LPs are solved by HiGHS' dual simplex (a vertex, hence a clean dispatch), which needs
+    the model's per-unit scaling (:func:`microgrid.model.kw_per_pu`): on the campus-100mw
+    hourly year in kW it had not finished after 5 min, in pu it takes ~20 s, where the
+    interior point method takes 50-70 s either way (docs/microgrid.md).
     """
     opt = Highs()
     opt.config.load_solution = False
@@ -100,7 +101,7 @@ def solve_model(
     if time_limit_s is not None:
         options["time_limit"] = float(time_limit_s)
     if not any(v.is_integer() for v in m.component_data_objects(pyo.Var, descend_into=True)):
-        options["solver"] = "ipm"
+        options["solver"] = "simplex"
     options.update(highs_options or {})
     opt.highs_options = options
     start = time.perf_counter()
