@@ -15,7 +15,9 @@ from scipy.sparse import linalg as splinalg
 
 from grid.engines import AGREEMENT_PU, MAX_ITERATION, TOLERANCE_MVA, Model, solve_newton
 
-__all__ = ["solve_lightsim2grid"]
+__all__ = ["solve_lightsim2grid", "MAX_RESTARTS"]
+
+MAX_RESTARTS = 20
 
 
 def solve_lightsim2grid(
@@ -26,7 +28,6 @@ def solve_lightsim2grid(
     Returns (voltages, converged) like :func:`solve_newton`, or a string saying why the
     batch result cannot be trusted on this network (the caller falls back).
     """
-    from lightsim2grid.lightsim2grid_cpp import TimeSeriesCPP
     from lightsim2grid.network import init_from_pandapower
 
     # model.net is already this call's private copy (grid.attach.attach) and the converter
@@ -74,18 +75,13 @@ def solve_lightsim2grid(
     vinit[: len(net.bus)] = net.res_bus.vm_pu.fillna(1.0).to_numpy() * np.exp(
         1j * np.deg2rad(net.res_bus.va_degree.fillna(0.0).to_numpy())
     )
-    ts = TimeSeriesCPP(lsgrid)
-    status = ts.compute_Vs(
-        np.ascontiguousarray(gen_p), np.ascontiguousarray(sgen_p),
-        np.ascontiguousarray(load_p), np.ascontiguousarray(load_q),
-        vinit, MAX_ITERATION, TOLERANCE_MVA,
-    )
-    if status != 1:
-        return "lightsim2grid batch run stopped at a step that did not converge"
-    v_pos = np.asarray(ts.get_voltages())[:, : len(net.bus)]
+    batches = _run_batches(lsgrid, gen_p, sgen_p, load_p, load_q, vinit)
+    if isinstance(batches, str):
+        return batches
+    v_pos, converged = batches[0][:, : len(net.bus)], batches[1]
     out = np.full((n, len(model.v0)), np.nan + 0j)
     ok = model.bus_row >= 0
-    out[:, model.bus_row[ok]] = v_pos[:, ok]
+    out[np.ix_(converged, model.bus_row[ok])] = v_pos[np.ix_(converged, ok)]
     aux = np.setdiff1d(np.arange(len(model.v0)), model.bus_row[ok])
     if aux.size:
         # pandapower's auxiliary buses (the open end of a switched-off line) carry no
@@ -96,10 +92,15 @@ def solve_lightsim2grid(
         y = model.ybus.tocsr()
         y_aa = y[aux][:, aux].tocsc()
         y_ak = y[aux][:, known]
-        out[:, aux] = -splinalg.spsolve(y_aa, (y_ak @ out[:, known].T)).reshape(
-            len(aux), n).T
+        rows = np.flatnonzero(converged)
+        out[np.ix_(rows, aux)] = -splinalg.spsolve(
+            y_aa, (y_ak @ out[np.ix_(rows, known)].T)).reshape(len(aux), len(rows)).T
     # trust the batch result only where it reproduces pandapower's own matrices
-    sample = np.unique([0, int(np.argmax(p_mw)), int(np.argmin(p_mw)), n - 1])
+    good = np.flatnonzero(converged)
+    if good.size == 0:
+        return "no step converged in the lightsim2grid batch run"
+    sample = np.unique([good[0], good[np.argmax(p_mw[good])], good[np.argmin(p_mw[good])],
+                        good[-1]])
     v_ref, conv = solve_newton(model, p_mw[sample], q_mvar[sample], scale[sample])
     if not conv.all():
         return "the exact engine did not converge at a sampled step"
@@ -107,4 +108,37 @@ def solve_lightsim2grid(
     if not diff <= AGREEMENT_PU:
         return (f"lightsim2grid's converted grid differs from pandapower's by {diff:.2e} pu "
                 f"(> {AGREEMENT_PU:g} pu) at sampled steps")
-    return out, np.ones(n, dtype=bool)
+    return out, converged
+
+
+def _run_batches(lsgrid, gen_p: np.ndarray, sgen_p: np.ndarray, load_p: np.ndarray,
+                 load_q: np.ndarray, vinit: np.ndarray) -> tuple[np.ndarray, np.ndarray] | str:
+    """``TimeSeriesCPP`` over all steps, resumed after each step that does not converge.
+
+    ``TimeSeriesCPP`` stops at the first step that does not converge. The run resumes at the
+    next step from ``vinit`` (the base solution), as :func:`grid.engines.solve_newton` does,
+    so one bad hour does not send a whole year to a slower engine. Returns voltages of every
+    lightsim2grid bus [pu] (steps x buses; rows of failed steps are 0) and per-step
+    convergence, or a reason string after ``MAX_RESTARTS`` failed steps.
+    """
+    from lightsim2grid.lightsim2grid_cpp import TimeSeriesCPP
+
+    n = gen_p.shape[0]
+    v_all = np.zeros((n, len(vinit)), dtype=complex)
+    converged = np.zeros(n, dtype=bool)
+    start, failed = 0, 0
+    while start < n:
+        ts = TimeSeriesCPP(lsgrid)
+        ts.compute_Vs(gen_p[start:], sgen_p[start:], load_p[start:], load_q[start:], vinit,
+                      MAX_ITERATION, TOLERANCE_MVA)
+        mask = np.asarray(ts.converged_mask(), dtype=bool)
+        v_all[start:][mask] = np.asarray(ts.get_voltages())[mask]
+        converged[start:] = mask
+        if mask.all():
+            break
+        failed += 1
+        if failed > MAX_RESTARTS:
+            return (f"more than {MAX_RESTARTS} steps did not converge in the lightsim2grid "
+                    "batch run")
+        start += int(np.argmin(mask)) + 1  # the first failed step; those after it are unsolved
+    return v_all, converged

@@ -46,14 +46,30 @@ def test_case300_step_beyond_collapse_is_reported_by_auto(case300, lumi_kw, scal
     with caplog.at_level("INFO", logger="grid"):
         res = grid.timeseries(case300, load, bus=100)
     assert res.converged.tolist() == [True, False, True, True]
-    assert res.engine == "newton"
-    assert "did not converge" in res.engine_reason
+    # the batch run resumes after the failed step instead of handing the series to "newton"
+    assert res.engine == "lightsim2grid", res.engine_reason
     assert "did not converge" in caplog.text and "1 of 4 steps" in caplog.text
+    exact = grid.timeseries(case300, load, bus=100, engine="newton")
+    assert exact.converged.tolist() == res.converged.tolist()
+    np.testing.assert_allclose(res.vm_pu, exact.vm_pu, atol=1e-9, rtol=0)
     assert res.vm_pu.iloc[1].isna().all()
     p = float(load.iloc[2])
     ref = runpp_ref(case300, 100, p, p * TAN99)
     np.testing.assert_allclose(res.vm_pu.iloc[2], ref.res_bus.vm_pu, atol=1e-6, rtol=0)
     assert res.violations().query("quantity == 'converged'").time.tolist() == [load.index[1]]
+
+
+def test_batch_gives_up_after_too_many_failed_steps(lumi_kw, scale_to, monkeypatch):
+    from grid import batch
+
+    net = grid.networks.load("cigre_mv")
+    load = scale_to(lumi_kw.iloc[:6], 2.0)
+    load.iloc[[1, 3]] = 500.0  # far beyond what a 20 kV feeder can carry
+    monkeypatch.setattr(batch, "MAX_RESTARTS", 1)
+    res = grid.timeseries(net, load, bus=5)
+    assert res.engine == "newton"
+    assert "more than 1 steps did not converge" in res.engine_reason
+    assert res.converged.tolist() == [True, False, True, False, True, True]
 
 
 def test_loading_of_a_line_out_of_service_is_zero_as_in_runpp(lumi_kw, scale_to, runpp_ref):
