@@ -171,7 +171,10 @@ def add_generator(m: pyo.ConcreteModel, d: ModelInputs) -> None:
         m.generator_max = pyo.Constraint(m.T, rule=lambda m, t: g[t] - size <= 0)
         return
     unit = _pu(m, gen.unit_size_kw)
-    max_units = None if math.isinf(gen.max_power_kw) else math.floor(gen.max_power_kw / gen.unit_size_kw)
+    max_units = (
+        None if math.isinf(gen.max_power_kw)
+        else math.floor(gen.max_power_kw / gen.unit_size_kw)
+    )
     m.generator_units = pyo.Var(domain=pyo.NonNegativeIntegers, bounds=(0, max_units))
     m.generator_on = pyo.Var(m.T, domain=pyo.NonNegativeIntegers, bounds=(0, max_units))
     on, units = _values(m.generator_on), m.generator_units

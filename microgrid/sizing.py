@@ -325,7 +325,8 @@ def size(
     mip_gap : float
         Relative MIP gap (unit commitment only) [-].
     highs_options : Mapping, optional
-        Extra HiGHS options (e.g. ``{"solver": "ipm"}`` or ``{"simplex_strategy": 4}`` for primal simplex).
+        Extra HiGHS options (e.g. ``{"solver": "ipm"}``, or ``{"simplex_strategy": 4}``
+        for primal simplex).
 
     Returns
     -------
