@@ -21,10 +21,13 @@ import numpy as np
 from aiload.profiles._profile import Profile
 
 __all__ = ["CumulativeEnergy", "job_energy_at_edges", "ramp_at_edges", "POINTS_PER_CHUNK",
-           "numba_available"]
+           "AUTO_NUMBA_MIN_POINTS", "numba_available"]
 
 #: interior edge evaluations per vectorised chunk (bounds temporary memory to ~0.5 GB)
 POINTS_PER_CHUNK = 8_000_000
+#: below this many interior evaluations ``method="auto"`` stays with numpy: importing numba
+#: and compiling the loop (1–3 s, once per process) costs more than it saves
+AUTO_NUMBA_MIN_POINTS = 2_000_000
 
 
 @dataclass(frozen=True)
@@ -136,8 +139,9 @@ def job_energy_at_edges(
         Start time [s] and node count [-] of each job.
     curve : CumulativeEnergy
     method : {"auto", "numba", "numpy"}
-        Interior evaluation: compiled loop (``"auto"`` uses it when numba is importable)
-        or chunked numpy. Both evaluate the same formula; sums differ only by float
+        Interior evaluation: compiled loop or chunked numpy. ``"auto"`` uses the compiled
+        loop when numba is importable and the call has at least
+        :data:`AUTO_NUMBA_MIN_POINTS` interior evaluations. Both evaluate the same formula; sums differ only by float
         rounding order.
 
     Returns
@@ -155,7 +159,8 @@ def job_energy_at_edges(
     end_s = start_s + curve.duration_s
     first = np.searchsorted(edges_s, start_s, side="right")  # first edge strictly inside
     last = np.searchsorted(edges_s, end_s, side="left")  # first edge at/after the end
-    kernel = None if method == "numpy" else _interior_numba()
+    small = int(np.clip(last - first, 0, None).sum()) < AUTO_NUMBA_MIN_POINTS
+    kernel = None if method == "numpy" or (method == "auto" and small) else _interior_numba()
     if kernel is None and method == "numba":
         raise ImportError("job_energy_at_edges(method='numba'): numba is not installed.")
     if kernel is not None:

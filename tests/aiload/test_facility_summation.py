@@ -61,3 +61,21 @@ def test_unknown_method_is_refused():
     with pytest.raises(ValueError, match="expected 'auto', 'numba' or 'numpy', got 'fast'"):
         job_energy_at_edges(np.arange(3.0), np.array([0.5]), np.array([1.0]), curve,
                             method="fast")
+
+
+@pytest.mark.skipif(not numba_available(), reason="numba not installed")
+def test_facility_gives_the_same_power_on_either_path(monkeypatch):
+    import pandas as pd
+
+    from aiload.facility import facility
+    from aiload.facility import summation
+
+    kw = dict(start=pd.Timestamp("2025-03-03", tz="UTC"), end="2D", freq="1min", progress=False,
+              utilization=0.8)
+    monkeypatch.setattr(summation, "AUTO_NUMBA_MIN_POINTS", 10**12)  # numpy everywhere
+    plain = facility("colocation-10mw", **kw).power
+    monkeypatch.setattr(summation, "AUTO_NUMBA_MIN_POINTS", 0)  # compiled everywhere
+    compiled = facility("colocation-10mw", **kw).power
+    # both sum cumulative energies of order 1e10 J, then difference them: rounding ~1e-12
+    np.testing.assert_allclose(compiled["it_kw"], plain["it_kw"], rtol=1e-9)
+    pd.testing.assert_series_equal(compiled["busy_nodes"], plain["busy_nodes"])
