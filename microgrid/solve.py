@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pyomo.environ as pyo
+from pyomo.common.gc_manager import PauseGC
 from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers import Highs
 
@@ -105,7 +106,10 @@ def solve_model(
     options.update(highs_options or {})
     opt.highs_options = options
     start = time.perf_counter()
-    res = opt.solve(m)
+    # APPSI creates a standard representation per row before HiGHS starts; without the
+    # cyclic collector running over them, the hand-over of an hourly year is ~1 s shorter
+    with PauseGC():
+        res = opt.solve(m)
     elapsed = time.perf_counter() - start
     status = _NAMES.get(res.termination_condition, str(res.termination_condition.name))
     objective = res.best_feasible_objective
