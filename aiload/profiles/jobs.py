@@ -100,6 +100,8 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0,
     """
     if not (isinstance(nodes, (int, np.integer)) and nodes >= 1):
         raise InputError(f"nodes must be an integer >= 1, got {nodes!r}.")
+    if extrapolate not in (None, True, False):
+        raise InputError(f"extrapolate must be None, True or False, got {extrapolate!r}.")
     fit = scaling.training(model, hardware)
     cat = _catalog_cached()
     cand = cat[(cat["model"] == model) & (cat["hardware"] == hardware)

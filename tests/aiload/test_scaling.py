@@ -251,3 +251,8 @@ def test_job_profile_hold_within_and_beyond_a_multi_point_fit():
     assert (big.extra["held_at_nodes"], small.extra["held_at_nodes"]) == (16, 2)
     with pytest.warns(ExtrapolationWarning, match=r"512 nodes is more than 2x outside"):
         profiles.job_profile("llama2-70b-lora", "4xH100", 512)
+
+
+def test_job_profile_extrapolate_must_be_a_bool_or_none():
+    with pytest.raises(InputError, match="extrapolate must be None, True or False, got 'hold'"):
+        profiles.job_profile("gpt3-175b", "8xH100-SXM", 128, extrapolate="hold")
