@@ -171,7 +171,7 @@ def test_synth_validation_messages():
                           ("llama2-70b-lora", "8xH100-SXM", 16), ("gpt3-175b", "8xH100-SXM", 128)])
 def test_job_profile_sits_on_the_fit(model, hardware, nodes):
     fit = scaling.training(model, hardware)
-    p = profiles.job_profile(model, hardware, nodes, replicate=0)
+    p = profiles.job_profile(model, hardware, nodes, replicate=0, extrapolate=True)
     assert p.nodes == nodes
     assert p.duration_s == pytest.approx(fit.duration_s(nodes), rel=1e-9)
     assert p.mean_power_w == pytest.approx(fit.power_w_per_node(nodes), rel=1e-9)
@@ -191,7 +191,7 @@ def test_job_profile_errors():
 def test_job_profile_any_size_property(nodes, pick):
     model, hardware = pick
     fit = scaling.training(model, hardware)
-    p = profiles.job_profile(model, hardware, nodes)
+    p = profiles.job_profile(model, hardware, nodes, extrapolate=True)
     assert p.duration_s == pytest.approx(fit.duration_s(nodes), rel=1e-9)
     assert p.mean_power_w == pytest.approx(fit.power_w_per_node(nodes), rel=1e-9)
     assert (p.power_w.to_numpy() >= 0).all()
