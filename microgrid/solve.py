@@ -20,7 +20,12 @@ from pyomo.contrib.appsi.solvers import Highs
 
 from aiload.errors import AiloadError
 
-__all__ = ["SolveResult", "SizingInfeasibleError", "solve_model"]
+__all__ = ["SolveResult", "SizingInfeasibleError", "solve_model", "IPM_MIN_STEPS"]
+
+#: LPs with more time steps than this go to the interior point method without crossover:
+#: dual simplex solves the hourly year (8,760 steps) fastest but found no feasible point of
+#: the 15-minute year (35,040 steps) within 330 s (docs/microgrid.md, "Long horizons").
+IPM_MIN_STEPS = 20_000
 
 
 class SizingInfeasibleError(AiloadError):
@@ -44,7 +49,9 @@ class SolveResult:
     bound_usd : float
         Best proven lower bound [USD/year].
     mip_gap : float
-        Relative gap between objective and bound [-]; 0 for a solved LP.
+        Relative gap between objective and bound [-]: the MIP gap, 0 for an LP solved by
+        simplex, HiGHS' relative primal-dual objective error for an LP solved by the
+        interior point method without crossover.
     solve_time_s : float
         Wall-clock time of the solve call [s].
     has_solution : bool
@@ -90,10 +97,13 @@ def solve_model(
 
     Notes
     -----
-    LPs are solved by HiGHS' dual simplex (a vertex, hence a clean dispatch), which needs
+    LPs of up to :data:`IPM_MIN_STEPS` steps are solved by HiGHS' dual simplex (a vertex,
+    hence a clean dispatch), which needs
     the model's per-unit scaling (:func:`microgrid.model.kw_per_pu`): on the campus-100mw
     hourly year in kW it had not finished after 5 min, in pu it takes ~20 s, where the
-    interior point method takes 50-70 s either way (docs/microgrid.md).
+    interior point method takes 50-70 s either way (docs/microgrid.md). Longer LPs are
+    solved by the interior point method without crossover: sizing needs the optimum, not a
+    vertex, and the 15-minute year is out of reach of both simplex methods.
     """
     opt = Highs()
     opt.config.load_solution = False
@@ -101,7 +111,10 @@ def solve_model(
     options = {"mip_rel_gap": float(mip_gap), "output_flag": False}
     if time_limit_s is not None:
         options["time_limit"] = float(time_limit_s)
-    if not any(v.is_integer() for v in m.component_data_objects(pyo.Var, descend_into=True)):
+    is_lp = not any(v.is_integer() for v in m.component_data_objects(pyo.Var, descend_into=True))
+    if is_lp and len(getattr(m, "T", ())) > IPM_MIN_STEPS:
+        options.update(solver="ipm", run_crossover="off")
+    elif is_lp:
         options["solver"] = "simplex"
     options.update(highs_options or {})
     opt.highs_options = options
@@ -125,4 +138,11 @@ def solve_model(
         gap = abs(obj - bound) / max(abs(obj), 1e-9)
     else:
         gap = math.nan
+    highs = getattr(opt, "_solver_model", None)
+    no_vertex = options.get("solver") == "ipm" and options.get("run_crossover") == "off"
+    if has_solution and is_lp and no_vertex and highs is not None:
+        # APPSI reports an LP's bound as its objective; without crossover the duality gap
+        # left by the interior point method is the honest one
+        gap = float(highs.getInfo().primal_dual_objective_error)
+        bound = obj - gap * abs(obj)
     return SolveResult(status, obj, bound, gap, elapsed, has_solution)

@@ -1,0 +1,44 @@
+"""The choice of HiGHS method by horizon length: long LPs skip the simplex vertex."""
+
+from __future__ import annotations
+
+import pytest
+
+import microgrid as mg
+import microgrid.solve as mg_solve
+from microgrid.model import build_model
+from microgrid.sizing import prepare_inputs
+from microgrid.solve import solve_model
+
+COSTS = mg.Costs(
+    70, 25, 15, 60,
+    import_usd_per_kwh=0.08, export_usd_per_kwh=0.03, fuel_usd_per_kwh=0.11,
+    demand_charge_usd_per_kw_month=12.0,
+)
+
+
+def _model(hawk_3d_kw):
+    data, _ = prepare_inputs(
+        hawk_3d_kw, pv_availability=mg.pv_availability(index=hawk_3d_kw.index), costs=COSTS,
+        battery=mg.Battery(), generator=mg.Generator(), import_limit_kw=3_000.0,
+    )
+    return build_model(data)
+
+
+def test_long_lps_get_the_interior_point_optimum_with_its_duality_gap(hawk_3d_kw, monkeypatch):
+    # 3 days of measured Hawk power at 15 min = 288 steps: below the threshold dual simplex
+    # runs (an LP's bound is its objective, gap 0); with the threshold lowered under 288 the
+    # same LP goes to the interior point method without crossover, which must reach the
+    # simplex optimum within its tolerance and report a small, non-negative duality gap.
+    assert len(hawk_3d_kw) == 288 < mg_solve.IPM_MIN_STEPS
+    simplex = solve_model(_model(hawk_3d_kw))
+    assert simplex.status == "optimal" and simplex.mip_gap == 0.0
+    monkeypatch.setattr(mg_solve, "IPM_MIN_STEPS", 100)
+    ipm = solve_model(_model(hawk_3d_kw))
+    assert ipm.status == "optimal"
+    assert ipm.objective_usd == pytest.approx(simplex.objective_usd, rel=1e-6)
+    assert 0.0 < ipm.mip_gap < 1e-6
+    assert ipm.bound_usd <= ipm.objective_usd
+    # the simplex optimum lies between the interior point's bound and its objective, up to
+    # the feasibility tolerance
+    assert ipm.bound_usd <= simplex.objective_usd * (1 + 1e-7)
