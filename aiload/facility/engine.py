@@ -32,11 +32,17 @@ class Schedule:
         Start time of each job from the simulation start [s]; ``inf`` when it never started
         within the horizon.
     events : int
-        SimPy events processed (arrivals, ends, autoscaling steps).
+        Discrete events of the simulation [-]: one per arrival and one per job end within
+        the horizon.
+    simpy_events : int
+        Of these, the ones processed as SimPy timeouts [-]: every arrival, and a job end only
+        while jobs wait in the queue (an end with nobody waiting changes nothing but the free
+        node count, which the next event settles arithmetically).
     """
 
     start_s: np.ndarray
     events: int
+    simpy_events: int = 0
 
 
 def schedule_jobs(
@@ -57,6 +63,14 @@ def schedule_jobs(
         EASY backfilling: a queued job may jump ahead if it fits now and either ends before
         the head job's reserved start (the *shadow time*) or uses only nodes the head job
         will not need then.
+
+    Notes
+    -----
+    Every arrival is a SimPy timeout. A job end is one only while the queue is not empty:
+    with nobody waiting an end just returns nodes, so the ends up to ``now`` are released
+    at the start of the next event instead (``running`` is sorted by end time). When a job
+    has to wait, a wake-up is scheduled at the earliest running end (and again after each
+    end while the queue stays non-empty), so queued jobs start at exactly the same times.
     """
     env = simpy.Environment()
     n_jobs = len(arrival_s)
@@ -65,36 +79,63 @@ def schedule_jobs(
     size = nodes.tolist()
     dur = duration_s.tolist()
     queue: deque[int] = deque()
-    running: list[tuple[float, int, int]] = []  # (end, nodes, job), sorted by end
+    # (end, nodes, job, seq) sorted: the backfill pass walks equal ends by size
+    running: list[tuple[float, int, int, int]] = []
+    seq = itertools.count()  # launch order: the order of equal ends' SimPy events
     free = int(capacity_nodes)
     min_size = min(size) if size else 1  # no job fits in fewer free nodes: skip the pass
     # the last backfill pass's reservation for the head job: still valid until a job ends
     bf_valid, bf_shadow, bf_extra = False, np.inf, 0
+    wake_at = np.inf  # earliest pending wake-up (only while the queue is not empty)
+    wakeups = 0
+    clock = None  # during a wake-up: the exact end time it stands for [s]
     timeout = env.timeout
-    insort, bisect_left = bisect.insort, bisect.bisect_left
+    insort = bisect.insort
 
-    def on_end(event) -> None:
+    def release(now: float) -> None:
+        """Return the nodes of every job ended by ``now``, one by one in SimPy's order."""
         nonlocal free, bf_valid
-        job = event.value
-        free += size[job]
-        bf_valid = False
-        # ends come in time order, so the ending job is almost always the first entry
-        if running[0][2] == job:
-            del running[0]
-        else:
-            del running[bisect_left(running, (starts[job] + dur[job], size[job], job))]
+        while running and running[0][0] <= now:
+            k, end = 0, running[0][0]
+            if len(running) > 1 and running[1][0] == end:
+                # equal ends go in launch order (``seq``), as their timeouts would have
+                ties = itertools.takewhile(lambda r: r[0] == end, running)
+                k = min(enumerate(ties), key=lambda kr: kr[1][3])[0]
+            free += running.pop(k)[1]
+            bf_valid = False
+            if queue:
+                # each end gets its own pass, as an end event would: with backfilling,
+                # one pass per end and one pass after several can start different jobs
+                dispatch()
+
+    def arm(now: float) -> None:
+        """Make sure a wake-up is pending at the earliest running end (queue not empty)."""
+        nonlocal wake_at
+        if running:
+            end = running[0][0]
+            if end < wake_at and end < horizon_s:
+                wake_at = end
+                # the end time rides along as the value: now + (end - now) may miss it by an
+                # ulp, and the original end event's clock read exactly ``end``
+                timeout(end - now, end).callbacks.append(on_wake)
+
+    def on_wake(event) -> None:
+        nonlocal wake_at, wakeups, clock
+        wakeups += 1
+        now = clock = event.value
+        if now >= wake_at:
+            wake_at = np.inf
+        release(now)
         if queue:
-            dispatch()
+            arm(now)
+        clock = None
 
     def launch(job: int) -> None:
         nonlocal free
-        now = env.now
+        now = env.now if clock is None else clock
         starts[job] = now
         free -= size[job]
-        end = now + dur[job]
-        insort(running, (end, size[job], job))
-        if end < horizon_s:
-            timeout(dur[job], job).callbacks.append(on_end)
+        insort(running, (now + dur[job], size[job], job, next(seq)))
 
     def dispatch() -> None:
         nonlocal bf_valid, bf_shadow, bf_extra
@@ -105,13 +146,13 @@ def schedule_jobs(
             return
         head = size[queue[0]]
         avail, shadow = free, np.inf
-        for end, n, _ in running:
+        for end, n, _, _ in running:
             avail += n
             if avail >= head:
                 shadow = end
                 break
         extra = avail - head  # nodes still spare at the shadow time
-        now = env.now
+        now = env.now if clock is None else clock
         for job in list(itertools.islice(queue, 1, BACKFILL_DEPTH + 1)):
             if free <= 0:
                 break
@@ -133,28 +174,30 @@ def schedule_jobs(
         job = event.value
         n = size[job]
         now = env.now
+        if running and running[0][0] <= now:
+            release(now)
         if not queue and n <= free:
             # fast path (most arrivals below saturation): launch() inlined
             starts[job] = now
             free -= n
-            d = dur[job]
-            insort(running, (now + d, n, job))
-            if now + d < horizon_s:
-                timeout(d, job).callbacks.append(on_end)
-        elif bf_valid and queue:
-            # nothing ended since the last backfill pass, so only the newcomer can change the
-            # outcome, and the head's reservation still holds (every job started since then
-            # ends before it or uses only spare nodes)
-            if n <= free and len(queue) <= BACKFILL_DEPTH and now + dur[job] <= bf_shadow:
-                launch(job)
-            elif n <= free and len(queue) <= BACKFILL_DEPTH and n <= bf_extra:
-                bf_extra -= n
-                launch(job)
+            insort(running, (now + dur[job], n, job, next(seq)))
+        else:
+            if bf_valid and queue:
+                # nothing ended since the last backfill pass, so only the newcomer can change
+                # the outcome, and the head's reservation still holds (every job started
+                # since then ends before it or uses only spare nodes)
+                if n <= free and len(queue) <= BACKFILL_DEPTH and now + dur[job] <= bf_shadow:
+                    launch(job)
+                elif n <= free and len(queue) <= BACKFILL_DEPTH and n <= bf_extra:
+                    bf_extra -= n
+                    launch(job)
+                else:
+                    queue.append(job)
             else:
                 queue.append(job)
-        else:
-            queue.append(job)
-            dispatch()
+                dispatch()
+            if queue:
+                arm(now)
         job += 1
         if job < n_jobs:
             timeout(arr[job] - now, job).callbacks.append(on_arrival)
@@ -163,10 +206,9 @@ def schedule_jobs(
         timeout(arr[0], 0).callbacks.append(on_arrival)
     env.run(until=horizon_s)
     start_s = np.asarray(starts, dtype=np.float64)
-    # one event per arrival and one per job end within the horizon
-    events = int(np.count_nonzero(arrival_s < horizon_s)
-                 + np.count_nonzero(start_s + duration_s < horizon_s))
-    return Schedule(start_s=start_s, events=events)
+    arrivals = int(np.count_nonzero(arrival_s < horizon_s))
+    events = arrivals + int(np.count_nonzero(start_s + duration_s < horizon_s))
+    return Schedule(start_s=start_s, events=events, simpy_events=arrivals + wakeups)
 
 
 def autoscale(
