@@ -87,7 +87,7 @@ def test_bad_file_fails_before_any_computation(tmp_path, monkeypatch):
     def must_not_run(*args, **kwargs):
         raise AssertionError("the facility model ran before the scenario was validated")
 
-    monkeypatch.setattr(aiload, "facility", must_not_run, raising=False)
+    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
     bad = tmp_path / "bad.toml"
     bad.write_text(
         'name = "x"\n[facility]\npreset = "colocation-10mw"\nstart = 2025-01-01T00:00:00Z\n'
