@@ -177,6 +177,27 @@ def _warm_worker(client_pid: int) -> None:
         gc.freeze()
 
 
+def local_cluster(workers: int):
+    """A local Dask cluster of ``workers`` single-threaded worker processes, tuned for sweeps.
+
+    The statistical profiler samples every worker's stack each 10 ms under the GIL: a
+    measurable tax on the pure-Python SimPy loop that nobody reads in a batch sweep. Dask's
+    default pre-spawn environment also sets ``MALLOC_TRIM_THRESHOLD_=65536``, which fixes
+    glibc's mmap threshold at 128 KiB: every array above it is a fresh mmap whose pages fault
+    in again, and the workers spent ~30 % of each task in the kernel (0.6 s of system time
+    per 2 s task, 0.05 s without it; docs/benchmarks.md). Only the thread counts are set
+    before the workers start, so their allocator behaves as in a plain Python process.
+    """
+    import dask
+    from distributed import LocalCluster
+
+    cfg = {"distributed.worker.profile.enabled": False,
+           "distributed.nanny.pre-spawn-environ": _WORKER_ENV}
+    with dask.config.set(cfg):
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                            dashboard_address=None, env=_WORKER_ENV)
+
+
 def _execute(tasks: list[tuple[FacilitySection, int, str]], *, workers: int,
              scheduler: str | None, progress: bool) -> None:
     from tqdm import tqdm
@@ -189,16 +210,11 @@ def _execute(tasks: list[tuple[FacilitySection, int, str]], *, workers: int,
             bar.update()
         bar.close()
         return
-    import dask
-    from distributed import Client, LocalCluster, as_completed
+    from distributed import Client, as_completed
 
     cluster = None
     if scheduler is None:
-        # The statistical profiler samples every worker's stack each 10 ms under the GIL: a
-        # measurable tax on the pure-Python SimPy loop that nobody reads in a batch sweep.
-        with dask.config.set({"distributed.worker.profile.enabled": False}):
-            cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                                   dashboard_address=None, env=_WORKER_ENV)
+        cluster = local_cluster(workers)
         client = Client(cluster)
     else:
         client = Client(scheduler)

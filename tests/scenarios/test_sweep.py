@@ -89,3 +89,21 @@ def test_killed_sweep_resumes_to_the_same_result(tmp_path, facility_fn):
     pd.testing.assert_frame_equal(resumed.bands, whole.bands)
     pd.testing.assert_frame_equal(resumed.comparison, whole.comparison)
     assert not list(killed.rglob("*.partial"))
+
+
+def _allocator_env() -> dict:
+    return {k: os.environ.get(k) for k in ("MALLOC_TRIM_THRESHOLD_", "OMP_NUM_THREADS",
+                                           "OPENBLAS_NUM_THREADS")}
+
+
+def test_local_cluster_workers_keep_glibcs_dynamic_allocator():
+    """Dask's default MALLOC_TRIM_THRESHOLD_ pins glibc's mmap threshold (page faults in every
+    task); sweep workers must start without it but with one numeric thread each."""
+    from distributed import Client
+
+    from scenarios.sweep import local_cluster
+
+    with local_cluster(1) as cluster, Client(cluster) as client:
+        envs = list(client.run(_allocator_env).values())
+    assert envs == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1",
+                     "OPENBLAS_NUM_THREADS": "1"}]
