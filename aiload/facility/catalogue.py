@@ -11,6 +11,7 @@ profiles and the bundled library can be swapped:
 from __future__ import annotations
 
 import dataclasses
+import functools
 import warnings
 from dataclasses import dataclass
 from typing import Callable, Protocol
@@ -132,20 +133,10 @@ class ProfilesCatalogue:
         Node counts outside the measured ones hold the nearest measured duration and
         per-node power (``extrapolate=False``): a facility study should not rest on an
         invented scaling; ``notes``/``extra`` of the profile say when this applied.
+        The bundled library does not change within a process, so the result is memoised
+        across facility runs (a sweep task or a one-week run spent ~0.2 s rebuilding them).
         """
-        first = self._p.job_profile(model, hardware, nodes, replicate=0, extrapolate=False)
-        columns = [first.power_w.iloc[:, 0].rename("r0")]
-        for r in range(1, 64):
-            try:
-                other = self._p.job_profile(model, hardware, nodes, replicate=r,
-                                            extrapolate=False)
-            except (InputError, IndexError, KeyError):
-                break
-            if len(other.power_w) != len(first.power_w) or other.step_s != first.step_s:
-                break
-            columns.append(other.power_w.iloc[:, 0].rename(f"r{r}"))
-        frame = pd.concat(columns, axis=1)
-        return dataclasses.replace(first, power_w=frame)
+        return _bundled_job_profile(model, hardware, int(nodes))
 
     def inference_curve(self, model: str, hardware: str, latency_target_s: float | None):
         fit = self._p.scaling.online_inference(hardware=hardware)
@@ -154,6 +145,24 @@ class ProfilesCatalogue:
             capacity_per_s=float(fit.capacity_per_s(latency_target_s=latency_target_s)),
             source="aiload.profiles.scaling.online_inference (NLR online-rate runs)",
         )
+
+
+@functools.lru_cache(maxsize=256)
+def _bundled_job_profile(model: str, hardware: str, nodes: int) -> Profile:
+    import aiload.profiles as profiles  # noqa: PLC0415 - heavy, only when used
+
+    first = profiles.job_profile(model, hardware, nodes, replicate=0, extrapolate=False)
+    columns = [first.power_w.iloc[:, 0].rename("r0")]
+    for r in range(1, 64):
+        try:
+            other = profiles.job_profile(model, hardware, nodes, replicate=r, extrapolate=False)
+        except (InputError, IndexError, KeyError):
+            break
+        if len(other.power_w) != len(first.power_w) or other.step_s != first.step_s:
+            break
+        columns.append(other.power_w.iloc[:, 0].rename(f"r{r}"))
+    frame = pd.concat(columns, axis=1)
+    return dataclasses.replace(first, power_w=frame)
 
 
 # Per-node mean power [W] and job duration [s] by node count, from the NLR dataset summaries
