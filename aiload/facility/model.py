@@ -20,7 +20,7 @@ from aiload.facility.jobs import ProfileCache, draw_jobs
 from aiload.facility.overheads import cooling_kw, design_overhead_factor, drybulb_c, losses_kw
 from aiload.facility.presets import resolve_spec
 from aiload.facility.spec import FacilitySpec
-from aiload.facility.summation import CumulativeEnergy, job_energy_at_edges, ramp_at_edges
+from aiload.facility.summation import CumulativeEnergy, job_energy_per_bin_j, ramp_at_edges
 
 __all__ = ["FacilityLoad", "facility", "BAND_PERCENTILES", "STREAM_WINDOW_BINS"]
 
@@ -186,13 +186,16 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         w1 = min(n_bins, w0 + (STREAM_WINDOW_BINS if windows.streaming else n_bins))
         t0 = w0 * freq_s
         edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # relative to window start
-        cum = np.zeros(len(edges))
+        job_j = np.zeros(w1 - w0)
         for key, rows in groups.items():
             j = idx_started[rows]
-            s = sched.start_s[j] - t0
-            live = (s < edges[-1]) & (s + key[3] > 0)
-            cum += job_energy_at_edges(edges, s[live], jobs.nodes[j][live].astype(float),
-                                       curves[key])
+            s = sched.start_s[j]
+            # placement moves a start by <= 0.05 s: one bin of margin keeps every job that
+            # overlaps the window once placed
+            live = (s < t0 + edges[-1] + freq_s) & (s + key[3] > t0 - freq_s)
+            job_j += job_energy_per_bin_j(s[live], jobs.nodes[j][live].astype(float),
+                                          curves[key], step_s=freq_s, n_bins=w1 - w0,
+                                          first_bin=w0)
         busy_w_ns = np.diff(ramp_at_edges(edges, sched.start_s[started] - t0,
                                           np.minimum(end_s[started], horizon_s) - t0,
                                           jobs.nodes[started].astype(float)))
@@ -202,7 +205,7 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         # the ramp sums cancel large offsets: clear float residue (|x| < 1e-6 node) before use
         busy = np.where(np.abs(busy_w_ns) < 1e-6 * freq_s, 0.0, busy_w_ns) / freq_s
         queued_s = np.where(np.abs(queued_s) < 1e-6 * freq_s, 0.0, queued_s)
-        job_w = np.diff(cum) / freq_s
+        job_w = job_j / freq_s
         idle_w = (spec.pool_nodes - busy) * fleet.idle_w
         cols: dict[str, np.ndarray] = {}
         svc_w = np.zeros(w1 - w0)

@@ -20,8 +20,13 @@ import numpy as np
 
 from aiload.profiles._profile import Profile
 
-__all__ = ["CumulativeEnergy", "job_energy_at_edges", "ramp_at_edges", "POINTS_PER_CHUNK",
-           "AUTO_NUMBA_MIN_POINTS", "numba_available"]
+__all__ = ["CumulativeEnergy", "job_energy_per_bin_j", "job_energy_at_edges", "ramp_at_edges",
+           "placement_grid", "PLACEMENT_STEP_S", "POINTS_PER_CHUNK", "AUTO_NUMBA_MIN_POINTS",
+           "numba_available"]
+
+#: finest placement of job starts [s]: aiload's finest output step and the sampling interval
+#: of the measured profiles
+PLACEMENT_STEP_S = 0.1
 
 #: interior edge evaluations per vectorised chunk (bounds temporary memory to ~0.5 GB)
 POINTS_PER_CHUNK = 8_000_000
@@ -89,8 +94,14 @@ class CumulativeEnergy:
 
 
 @functools.cache
-def _interior_numba():
-    """The compiled interior loop, or None without numba (compiled once per process)."""
+def _numba_loops():
+    """The compiled loops, or None without numba (imported and compiled once per process).
+
+    ``place`` (the slice adds of :func:`job_energy_per_bin_j`) is compiled here, eagerly, so
+    that whoever warms numba up (``numba_available()``, or a first call of either function)
+    also pays its compilation; ``interior`` (of the reference :func:`job_energy_at_edges`)
+    compiles at its first call.
+    """
     try:
         import numba  # noqa: PLC0415 - optional, and slow to import
     except ImportError:
@@ -117,12 +128,37 @@ def _interior_numba():
                 k = min(int(pos), top)
                 out[i] += w * (base + e[k] + (pos - k) * (e[k + 1] - e[k]))
 
-    return interior
+    # no fastmath: a fused multiply-add would round differently from the numpy path
+    @numba.njit("void(float64[::1], float64[::1], int64[::1], int64[::1], int64[::1], "
+                "float64[::1])", cache=False, nogil=True, boundscheck=False)
+    def place(out, table, offset, length, pos, weight):
+        for j in range(offset.shape[0]):
+            w = weight[j]
+            # slices first: indexing with a non-negative loop counter lets LLVM vectorise
+            # (out[pos + i] needs a wrap-around check per element and ran ~4x slower)
+            dst = out[pos[j]:pos[j] + length[j]]
+            src = table[offset[j]:offset[j] + length[j]]
+            for i in range(dst.shape[0]):
+                dst[i] += w * src[i]
+
+    return interior, place
+
+
+def _interior_numba():
+    """The compiled interior loop of :func:`job_energy_at_edges`, or None without numba."""
+    loops = _numba_loops()
+    return None if loops is None else loops[0]
+
+
+def _place_numba():
+    """The compiled slice-add loop of :func:`job_energy_per_bin_j`, or None without numba."""
+    loops = _numba_loops()
+    return None if loops is None else loops[1]
 
 
 def numba_available() -> bool:
-    """True when the compiled summation loop is used (numba importable)."""
-    return _interior_numba() is not None
+    """True when the compiled summation loops are used (numba importable)."""
+    return _numba_loops() is not None
 
 
 def job_energy_at_edges(
@@ -212,3 +248,177 @@ def ramp_at_edges(
     np.add.at(offset, i0, -weight * start_s)
     np.add.at(offset, i1, weight * end_s)
     return np.cumsum(slope[:-1]) * edges_s + np.cumsum(offset[:-1])
+
+
+def placement_grid(step_s: float) -> tuple[float, int]:
+    """Grid on which :func:`job_energy_per_bin_j` places job starts, for output step ``step_s``.
+
+    Parameters
+    ----------
+    step_s : float
+        Output step ``f`` [s].
+
+    Returns
+    -------
+    placement_s : float
+        ``r = f / q`` [s], with ``q = ceil(f / PLACEMENT_STEP_S)``: 0.1 s for every output
+        step that is a multiple of 0.1 s, so runs at 1 s and at 1 min place jobs identically.
+    per_bin : int
+        ``q``, placement slots per output bin [-].
+    """
+    if not np.isfinite(step_s) or step_s <= 0:
+        raise ValueError(f"step_s: expected a positive number of seconds, got {step_s!r}.")
+    # round away float noise such as 0.3 / 0.1 = 2.9999999999999996 before the ceiling
+    per_bin = max(1, int(np.ceil(round(step_s / PLACEMENT_STEP_S, 9))))
+    return step_s / per_bin, per_bin
+
+
+def job_energy_per_bin_j(
+    start_s: np.ndarray, nodes: np.ndarray, curve: CumulativeEnergy, *, step_s: float,
+    n_bins: int, first_bin: int = 0, method: str = "auto",
+) -> np.ndarray:
+    """Energy of jobs sharing one profile curve in each output bin [J], starts on the grid.
+
+    Each start is rounded to the nearest multiple of ``r`` (:func:`placement_grid`), i.e.
+    ``m·f + b·r`` with bin ``m`` and slot ``b < q``. All jobs in slot ``b`` then share one
+    kernel, ``kern_b[k] = E((k+1)·f − b·r) − E(k·f − b·r)`` (``E`` clipped at 0 and at the
+    job's end, as :class:`CumulativeEnergy` does), evaluated exactly for the slots that occur,
+    and the group's energy is ``Σ_j nodes_j·kern_{b_j}`` added at bin ``m_j``. Energy is summed
+    per bin (no cumulative tails), in float64.
+
+    Parameters
+    ----------
+    start_s : ndarray
+        Start time of each job [s], on the clock where bin ``i`` of the whole run covers
+        ``[i·step_s, (i+1)·step_s)``.
+    nodes : ndarray
+        Node count of each job [-] (the kernel's weight).
+    curve : CumulativeEnergy
+        Per-node cumulative energy of the group's profile [J].
+    step_s : float
+        Output step ``f`` [s].
+    n_bins : int
+        Bins returned [-].
+    first_bin : int
+        Index of the first bin returned (a streaming window's offset) [-]. Energy outside
+        bins ``first_bin … first_bin + n_bins − 1`` is not added.
+    method : {"auto", "numba", "numpy"}
+        Slice adds in one compiled loop or in chunked numpy; both add the same products in the
+        same order, so their results are identical. ``"auto"`` uses the compiled loop when
+        numba is already loaded, or is importable and the call adds at least
+        :data:`AUTO_NUMBA_MIN_POINTS` values.
+
+    Returns
+    -------
+    ndarray of float64, shape ``(n_bins,)``
+        Energy per bin [J]; divide by ``step_s`` for the mean power [W].
+    """
+    if method not in ("auto", "numba", "numpy"):
+        raise ValueError(f"method: expected 'auto', 'numba' or 'numpy', got {method!r}.")
+    out = np.zeros(n_bins, dtype=np.float64)
+    start_s = np.asarray(start_s, dtype=np.float64)
+    nodes = np.asarray(nodes, dtype=np.float64)
+    if len(start_s) == 0 or n_bins == 0:
+        return out
+    placement_s, per_bin = placement_grid(step_s)
+    bin_start, slot = np.divmod(np.rint(start_s / placement_s).astype(np.int64), per_bin)
+    m = bin_start - first_bin  # start bin within the window
+    # the job covers [b·r, b·r + D) from the start of bin m, and b·r < f
+    width = int(np.ceil(curve.duration_s / step_s)) + 1
+    k0 = np.maximum(-m, 0)
+    k1 = np.minimum(width, n_bins - m)
+    live = np.flatnonzero(k1 > k0)
+    if len(live) == 0:
+        return out
+    m, slot, k0, k1, nodes = m[live], slot[live], k0[live], k1[live], nodes[live]
+    rows = _kernel_rows(m, slot, k0, k1)
+    points = int((k1 - k0).sum())
+    place = None
+    if method == "numba" or (method == "auto" and (
+            _numba_loops.cache_info().currsize or points >= AUTO_NUMBA_MIN_POINTS)):
+        place = _place_numba()
+        if place is None and method == "numba":
+            raise ImportError("job_energy_per_bin_j(method='numba'): numba is not installed.")
+    for row_slice, job_idx in _row_chunks(rows):
+        row_slot, row_lo, row_hi = (a[row_slice] for a in rows[:3])
+        table, row_first = _kernel_table(curve, step_s, placement_s, row_slot, row_lo, row_hi)
+        row = rows[3][job_idx] - row_slice.start
+        offset = row_first[row] + k0[job_idx] - row_lo[row]
+        length = k1[job_idx] - k0[job_idx]
+        pos = m[job_idx] + k0[job_idx]
+        if place is not None:
+            place(out, table, offset, length, pos, nodes[job_idx])
+        else:
+            _place_numpy(out, table, offset, length, pos, nodes[job_idx])
+    return out
+
+
+def _kernel_rows(m, slot, k0, k1):
+    """Kernel rows to evaluate: ``(slot, lo, hi, row of each job)``, sorted by row.
+
+    Jobs that start in the window share their slot's row, ``k = 0 … max(k1)``; a job that
+    started before it (``m < 0``) gets a row of its own holding just the part it needs, so a
+    long job seen through many streaming windows costs its own length, not the kernel's
+    length in every window.
+    """
+    inside = m >= 0
+    slots, shared = np.unique(slot[inside], return_inverse=True)
+    hi = np.zeros(len(slots), dtype=np.int64)
+    np.maximum.at(hi, shared, k1[inside])
+    before = np.flatnonzero(~inside)
+    row_of_job = np.empty(len(m), dtype=np.int64)
+    row_of_job[inside] = shared
+    row_of_job[before] = len(slots) + np.arange(len(before))
+    row_slot = np.concatenate((slots, slot[before]))
+    row_lo = np.concatenate((np.zeros(len(slots), dtype=np.int64), k0[before]))
+    row_hi = np.concatenate((hi, k1[before]))
+    return row_slot, row_lo, row_hi, row_of_job
+
+
+def _row_chunks(rows):
+    """Consecutive rows of at most ~POINTS_PER_CHUNK values, and their jobs in input order."""
+    row_slot, row_lo, row_hi, row_of_job = rows
+    ends = np.cumsum(row_hi - row_lo + 1)
+    order = np.argsort(row_of_job, kind="stable")
+    job_rows = row_of_job[order]
+    r0 = 0
+    while r0 < len(row_slot):
+        base = ends[r0 - 1] if r0 else 0
+        r1 = max(r0 + 1, int(np.searchsorted(ends, base + POINTS_PER_CHUNK, side="right")))
+        j0, j1 = np.searchsorted(job_rows, [r0, r1])
+        # jobs of one chunk in input order: the numba and numpy paths add them in that order
+        yield slice(r0, r1), np.sort(order[j0:j1])
+        r0 = r1
+
+
+def _kernel_table(curve, step_s, placement_s, row_slot, row_lo, row_hi):
+    """Energy per bin of each row's kernel, flat: row ``i``, bin ``k`` at ``first[i] + k − lo``.
+
+    Edges ``τ = k·f − b·r`` for ``k = lo … hi`` with the same arithmetic in every row, so a
+    kernel value is the same float whichever row (or streaming window) evaluates it.
+    """
+    n_edges = row_hi - row_lo + 1
+    first = np.concatenate(([0], np.cumsum(n_edges)[:-1]))
+    row = np.repeat(np.arange(len(n_edges)), n_edges)
+    k = (np.arange(int(n_edges.sum())) - first[row] + row_lo[row]).astype(np.float64)
+    energy = curve(np.maximum(k * step_s - row_slot[row] * placement_s, 0.0))
+    # the difference across two rows' boundary is never read
+    return energy[1:] - energy[:-1], first
+
+
+def _place_numpy(out, table, offset, length, pos, weight):
+    """``out[pos_j + i] += weight_j·table[offset_j + i]`` for ``i < length_j``, job by job.
+
+    ``np.add.at`` adds unbuffered and in index order: the same sums, in the same order, as the
+    compiled loop. Jobs are taken in groups of ~POINTS_PER_CHUNK values to bound memory.
+    """
+    ends = np.cumsum(length)
+    j0 = 0
+    while j0 < len(length):
+        base = ends[j0 - 1] if j0 else 0
+        j1 = max(j0 + 1, int(np.searchsorted(ends, base + POINTS_PER_CHUNK, side="right")))
+        n = length[j0:j1]
+        job = np.repeat(np.arange(j0, j1), n)
+        i = np.arange(int(n.sum())) - np.repeat(ends[j0:j1] - n - base, n)
+        np.add.at(out, pos[job] + i, weight[job] * table[offset[job] + i])
+        j0 = j1
