@@ -17,22 +17,31 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 from aiload.profiles._profile import Profile
 
 __all__ = ["CumulativeEnergy", "job_energy_per_bin_j", "job_energy_at_edges", "ramp_at_edges",
            "placement_grid", "PLACEMENT_STEP_S", "POINTS_PER_CHUNK", "AUTO_NUMBA_MIN_POINTS",
-           "numba_available"]
+           "AUTO_NUMBA_MIN_BATCHED_VALUES", "numba_available"]
 
 #: finest placement of job starts [s]: aiload's finest output step and the sampling interval
 #: of the measured profiles
 PLACEMENT_STEP_S = 0.1
+#: runs of at least this many equal-length jobs are added as one 2-D block by the numpy path
+_BLOCK_MIN_JOBS = 16
+#: jobs with at least this many bins are added one slice at a time by the numpy path
+_SLICE_MIN_VALUES = 1024
 
 #: interior edge evaluations per vectorised chunk (bounds temporary memory to ~0.5 GB)
 POINTS_PER_CHUNK = 8_000_000
 #: below this many interior evaluations ``method="auto"`` stays with numpy: importing numba
 #: and compiling the loop (1–3 s, once per process) costs more than it saves
 AUTO_NUMBA_MIN_POINTS = 2_000_000
+#: :func:`job_energy_per_bin_j` with ``method="auto"`` imports and compiles numba (~1 s, once
+#: per process) for a call that adds at least this many values in batches (short jobs; see
+#: :func:`_place_numpy`), the work where numpy is several times slower than the compiled loop
+AUTO_NUMBA_MIN_BATCHED_VALUES = 10_000_000
 
 
 @dataclass(frozen=True)
@@ -306,7 +315,7 @@ def job_energy_per_bin_j(
         Slice adds in one compiled loop or in chunked numpy; both add the same products in the
         same order, so their results are identical. ``"auto"`` uses the compiled loop when
         numba is already loaded, or is importable and the call adds at least
-        :data:`AUTO_NUMBA_MIN_POINTS` values.
+        :data:`AUTO_NUMBA_MIN_BATCHED_VALUES` values in batches.
 
     Returns
     -------
@@ -332,10 +341,10 @@ def job_energy_per_bin_j(
         return out
     m, slot, k0, k1, nodes = m[live], slot[live], k0[live], k1[live], nodes[live]
     rows = _kernel_rows(m, slot, k0, k1)
-    points = int((k1 - k0).sum())
+    batched = int(np.minimum(k1 - k0, _SLICE_MIN_VALUES).sum())
     place = None
     if method == "numba" or (method == "auto" and (
-            _numba_loops.cache_info().currsize or points >= AUTO_NUMBA_MIN_POINTS)):
+            _numba_loops.cache_info().currsize or batched >= AUTO_NUMBA_MIN_BATCHED_VALUES)):
         place = _place_numba()
         if place is None and method == "numba":
             raise ImportError("job_energy_per_bin_j(method='numba'): numba is not installed.")
@@ -409,16 +418,58 @@ def _kernel_table(curve, step_s, placement_s, row_slot, row_lo, row_hi):
 def _place_numpy(out, table, offset, length, pos, weight):
     """``out[pos_j + i] += weight_j·table[offset_j + i]`` for ``i < length_j``, job by job.
 
-    ``np.add.at`` adds unbuffered and in index order: the same sums, in the same order, as the
-    compiled loop. Jobs are taken in groups of ~POINTS_PER_CHUNK values to bound memory.
+    The same products added in the same order as the compiled loop (``np.add.at`` adds
+    unbuffered, in index order), so both paths give identical sums. A job of at least
+    :data:`_SLICE_MIN_VALUES` values is one slice add (the call overhead is then a few percent);
+    shorter jobs are batched: runs of equal length as 2-D blocks, the rest through
+    ``np.repeat``, in pieces of ~POINTS_PER_CHUNK values to bound memory.
     """
-    ends = np.cumsum(length)
+    long_job = length >= _SLICE_MIN_VALUES
+    cut = np.flatnonzero(np.diff(long_job)) + 1
+    for a, b in zip(np.concatenate(([0], cut)).tolist(),
+                    np.concatenate((cut, [len(length)])).tolist()):
+        if not long_job[a]:
+            _place_short(out, table, offset, length, pos, weight, a, b)
+            continue
+        for o, n, p, w in zip(offset[a:b].tolist(), length[a:b].tolist(), pos[a:b].tolist(),
+                              weight[a:b].tolist()):
+            out[p:p + n] += w * table[o:o + n]
+
+
+def _place_short(out, table, offset, length, pos, weight, a, b):
+    """:func:`_place_numpy` for jobs ``a … b − 1``, batched."""
+    cut = a + np.flatnonzero(np.diff(length[a:b])) + 1
+    mixed = None  # first job of pending short runs
+    for r0, r1 in zip(np.concatenate(([a], cut)).tolist(), np.concatenate((cut, [b])).tolist()):
+        if r1 - r0 < _BLOCK_MIN_JOBS:
+            mixed = r0 if mixed is None else mixed
+            continue
+        if mixed is not None:
+            _place_ragged(out, table, offset, length, pos, weight, mixed, r0)
+            mixed = None
+        n = int(length[r0])
+        span = np.arange(n)
+        rows = sliding_window_view(table, n)  # row o = table[o:o + n], no copy
+        step = max(1, POINTS_PER_CHUNK // n)
+        for j0 in range(r0, r1, step):
+            j1 = min(r1, j0 + step)
+            values = rows[offset[j0:j1]]
+            values *= weight[j0:j1, None]
+            # a flat index: np.add.at is several times slower with a 2-D one
+            np.add.at(out, (pos[j0:j1, None] + span).ravel(), values.ravel())
+    if mixed is not None:
+        _place_ragged(out, table, offset, length, pos, weight, mixed, b)
+
+
+def _place_ragged(out, table, offset, length, pos, weight, a, b):
+    """:func:`_place_numpy` for jobs ``a … b − 1`` of any lengths."""
+    ends = np.cumsum(length[a:b])
     j0 = 0
-    while j0 < len(length):
+    while j0 < b - a:
         base = ends[j0 - 1] if j0 else 0
         j1 = max(j0 + 1, int(np.searchsorted(ends, base + POINTS_PER_CHUNK, side="right")))
-        n = length[j0:j1]
-        job = np.repeat(np.arange(j0, j1), n)
+        n = length[a + j0:a + j1]
+        job = np.repeat(np.arange(a + j0, a + j1), n)
         i = np.arange(int(n.sum())) - np.repeat(ends[j0:j1] - n - base, n)
         np.add.at(out, pos[job] + i, weight[job] * table[offset[job] + i])
         j0 = j1
