@@ -186,8 +186,8 @@ def job_energy_at_edges(
     method : {"auto", "numba", "numpy"}
         Interior evaluation: compiled loop or chunked numpy. ``"auto"`` uses the compiled
         loop when numba is importable and the call has at least
-        :data:`AUTO_NUMBA_MIN_POINTS` interior evaluations. Both evaluate the same formula; sums differ only by float
-        rounding order.
+        :data:`AUTO_NUMBA_MIN_POINTS` interior evaluations. Both evaluate the same formula;
+        sums differ only by float rounding order.
 
     Returns
     -------

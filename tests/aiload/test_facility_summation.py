@@ -1,11 +1,22 @@
-"""Exact summation of job power: compiled and numpy paths against a brute-force integral."""
+"""Exact summation of job power: compiled and numpy paths against a brute-force integral.
+
+``job_energy_per_bin_j`` places starts on the 0.1-s grid; it is checked against the exact
+per-point reference ``job_energy_at_edges`` and the brute-force integral at the placed starts.
+"""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import pytest
 
-from aiload.facility.summation import CumulativeEnergy, job_energy_at_edges, numba_available
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from aiload.facility import facility, summation
+from aiload.facility.summation import (
+    CumulativeEnergy, job_energy_at_edges, job_energy_per_bin_j, numba_available, placement_grid,
+)
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
 
@@ -63,19 +74,153 @@ def test_unknown_method_is_refused():
                             method="fast")
 
 
-@pytest.mark.skipif(not numba_available(), reason="numba not installed")
-def test_facility_gives_the_same_power_on_either_path(monkeypatch):
-    import pandas as pd
+def cyclic_curve(duration_s: float, seed: int = 7, samples: int = 37, step_s: float = 7.3):
+    """A random per-node profile [W] and its cumulative-energy curve over ``duration_s``."""
+    power_w = np.random.default_rng(seed).uniform(500.0, 3000.0, samples)
+    knots = np.arange(samples + 1) * step_s
+    return power_w, CumulativeEnergy(knots, np.concatenate(([0.0], np.cumsum(power_w * step_s))),
+                                     duration_s)
 
-    from aiload.facility import facility
-    from aiload.facility import summation
 
-    kw = dict(start=pd.Timestamp("2025-03-03", tz="UTC"), end="2D", freq="1min", progress=False,
-              utilization=0.8)
-    monkeypatch.setattr(summation, "AUTO_NUMBA_MIN_POINTS", 10**12)  # numpy everywhere
-    plain = facility("colocation-10mw", **kw).power
-    monkeypatch.setattr(summation, "AUTO_NUMBA_MIN_POINTS", 0)  # compiled everywhere
+def placed_by_hand(start_s: np.ndarray) -> np.ndarray:
+    """The documented rule for output steps that are multiples of 0.1 s: nearest 0.1 s [s]."""
+    return np.rint(start_s / 0.1) * 0.1
+
+
+@pytest.mark.parametrize(("step_s", "want"), [
+    (0.1, (0.1, 1)), (1.0, (0.1, 10)), (0.3, (0.1, 3)), (15.0, (0.1, 150)),
+    (60.0, (0.1, 600)), (3600.0, (0.1, 36_000)), (0.25, (0.25 / 3, 3)), (7.3, (0.1, 73)),
+])
+def test_placement_grid_is_a_tenth_of_a_second_for_multiples_of_it(step_s, want):
+    placement_s, per_bin = placement_grid(step_s)
+    assert per_bin == want[1]
+    assert placement_s == pytest.approx(want[0], rel=1e-15)
+    assert placement_s <= 0.1 + 1e-15
+
+
+def test_placement_grid_refuses_a_step_that_is_not_positive():
+    with pytest.raises(ValueError, match=r"step_s: expected a positive number of seconds, got -1"):
+        placement_grid(-1.0)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("step_s", [0.1, 1.0, 60.0, 0.25])
+@pytest.mark.parametrize("start_s", [120.0, 120.04, 157.3333, 0.0])  # on and off the grid
+@pytest.mark.parametrize("duration_s", [150.0, 1000.0])  # within one period, cyclic (3.7 periods)
+def test_one_job_gets_exactly_its_energy(method, step_s, start_s, duration_s):
+    power_w, curve = cyclic_curve(duration_s)
+    # by hand: whole profile periods plus the first samples of the next one
+    period_j = float(np.sum(power_w * 7.3))
+    cycles, rest_s = divmod(duration_s, 37 * 7.3)
+    whole, part = divmod(rest_s, 7.3)
+    total_j = cycles * period_j + float(np.sum(power_w[:int(whole)] * 7.3)) + part * power_w[
+        int(whole)]
+    n_bins = int(np.ceil((start_s + duration_s + 1.0) / step_s)) + 2
+    got = job_energy_per_bin_j(np.array([start_s]), np.array([5.0]), curve, step_s=step_s,
+                               n_bins=n_bins, method=method)
+    assert got.sum() == pytest.approx(5 * total_j, rel=1e-9)
+    assert got.min() >= 0.0
+    # the power sits where the placed start puts it: nothing before the bin of the start
+    assert not got[: int(np.floor(placed_by_hand(start_s) / step_s + 1e-9))].any()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_job_cut_by_window_edges_gets_its_energy_inside_the_window(method):
+    power_w, curve = cyclic_curve(1000.0)
+    start_s, step_s = np.array([83.46]), 2.0  # placed at 83.5 s, running to 1083.5 s
+    # window of bins 100 .. 349, i.e. 200 .. 700 s: the job covers it entirely
+    got = job_energy_per_bin_j(start_s, np.array([3.0]), curve, step_s=step_s, n_bins=250,
+                               first_bin=100, method=method)
+    edges_s = 200.0 + np.arange(251) * step_s
+    want = brute_force_bin_energy_j(edges_s, [83.5], [3.0], power_w, 7.3, 1000.0)
+    np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * want.max())
+    # windows side by side give the run in one piece (streaming = in memory)
+    whole = job_energy_per_bin_j(start_s, np.array([3.0]), curve, step_s=step_s, n_bins=600,
+                                 method=method)
+    pieces = np.concatenate([
+        job_energy_per_bin_j(start_s, np.array([3.0]), curve, step_s=step_s, n_bins=n,
+                             first_bin=b, method=method)
+        for b, n in [(0, 100), (100, 250), (350, 250)]])
+    np.testing.assert_allclose(pieces, whole, rtol=1e-13, atol=0)
+    assert whole.sum() == pytest.approx(3 * curve.total_j, rel=1e-9)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    jobs=st.integers(1, 80),
+    step_s=st.sampled_from([0.1, 0.5, 1.0, 15.0, 60.0]),
+    duration_s=st.sampled_from([0.35, 20.0, 150.0, 270.1, 1000.0, 2400.0]),
+    first_bin=st.integers(0, 40),
+    n_bins=st.integers(1, 300),
+)
+def test_random_groups_equal_the_exact_reference_at_the_placed_starts(
+        seed, jobs, step_s, duration_s, first_bin, n_bins):
+    rng = np.random.default_rng(seed)
+    power_w, curve = cyclic_curve(duration_s, seed=seed % 1000)
+    t0 = first_bin * step_s
+    span_s = n_bins * step_s
+    starts_s = rng.uniform(max(0.0, t0 - duration_s - span_s), t0 + 1.5 * span_s, jobs)
+    if jobs > 20:  # many jobs sharing a start slot: the 2-D blocks of the numpy path
+        starts_s[:20] = np.round(starts_s[:20], 1)
+    starts_s = np.sort(starts_s)
+    nodes = rng.integers(1, 65, jobs).astype(float)
+    results = {m: job_energy_per_bin_j(starts_s, nodes, curve, step_s=step_s, n_bins=n_bins,
+                                       first_bin=first_bin, method=m) for m in METHODS}
+    placed = placed_by_hand(starts_s)
+    edges_s = t0 + np.arange(n_bins + 1) * step_s
+    live = (placed < edges_s[-1]) & (placed + duration_s > edges_s[0])
+    want = np.diff(job_energy_at_edges(edges_s, placed[live], nodes[live], curve,
+                                       method="numpy"))
+    scale = max(want.max(), 1.0)
+    for got in results.values():
+        np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-9 * scale)
+    # the compiled loop and numpy add the same products in the same order
+    if len(results) == 2:
+        np.testing.assert_array_equal(results["numba"], results["numpy"])
+
+
+@pytest.mark.parametrize("duration_s", [400.0, 2000.0])  # jobs of 40 and 2000 bins: every
+def test_many_jobs_match_brute_force_on_every_numpy_batching(duration_s):  # numpy batching
+    power_w, curve = cyclic_curve(duration_s, samples=500, step_s=1.3)
+    rng = np.random.default_rng(11)
+    starts_s = np.sort(rng.uniform(-duration_s, 3000.0, 700))
+    nodes = rng.integers(1, 9, 700).astype(float)
+    got = {m: job_energy_per_bin_j(starts_s, nodes, curve, step_s=1.0, n_bins=2_500,
+                                   first_bin=10, method=m) for m in METHODS}
+    want = brute_force_bin_energy_j(10.0 + np.arange(2_501), placed_by_hand(starts_s), nodes,
+                                    power_w, 1.3, duration_s)
+    np.testing.assert_allclose(got["numpy"], want, rtol=1e-9, atol=1e-9 * want.max())
+    if "numba" in got:
+        np.testing.assert_array_equal(got["numba"], got["numpy"])
+
+
+def test_unknown_method_is_refused_per_bin():
+    curve = CumulativeEnergy(np.array([0.0, 1.0]), np.array([0.0, 5.0]), 1.0)
+    with pytest.raises(ValueError, match="expected 'auto', 'numba' or 'numpy', got 'fast'"):
+        job_energy_per_bin_j(np.array([0.5]), np.array([1.0]), curve, step_s=1.0, n_bins=3,
+                             method="fast")
+
+
+COLOCATION = dict(start=pd.Timestamp("2025-03-03", tz="UTC"), progress=False, utilization=0.8,
+                  seed=4)
+
+
+def test_one_second_run_aggregates_to_the_one_minute_run():
+    fine = facility("colocation-10mw", end="12h", freq="1s", **COLOCATION).power
+    coarse = facility("colocation-10mw", end="12h", freq="1min", **COLOCATION).power
+    # both place every job at the same 0.1-s slot: energy per minute agrees to float rounding
+    fine_kwh = fine["it_kw"].to_numpy().reshape(-1, 60).sum(axis=1) / 3600
+    coarse_kwh = coarse["it_kw"].to_numpy() * 60 / 3600
+    assert coarse["busy_nodes"].max() > 100  # many jobs ran
+    np.testing.assert_allclose(fine_kwh, coarse_kwh, rtol=1e-9)
+
+
+def test_facility_gives_the_same_power_on_either_path_and_per_seed(monkeypatch):
+    kw = dict(end="2D", freq="1min", **COLOCATION)
     compiled = facility("colocation-10mw", **kw).power
-    # both sum cumulative energies of order 1e10 J, then difference them: rounding ~1e-12
-    np.testing.assert_allclose(compiled["it_kw"], plain["it_kw"], rtol=1e-9)
-    pd.testing.assert_series_equal(compiled["busy_nodes"], plain["busy_nodes"])
+    again = facility("colocation-10mw", **kw).power
+    pd.testing.assert_frame_equal(again, compiled, check_exact=True)
+    monkeypatch.setattr(summation, "_place_numba", lambda: None)  # numpy everywhere
+    plain = facility("colocation-10mw", **kw).power
+    pd.testing.assert_frame_equal(plain, compiled, check_exact=True)
