@@ -1,14 +1,24 @@
-"""Vectorised, exact summation of job power onto an output grid.
+"""Exact summation of job power onto an output grid, in energy per bin.
 
-Each job contributes ``nodes × p(t − start)`` where ``p`` is its per-node profile. The energy in
-an output bin ``[t_k, t_{k+1})`` is ``nodes·(E(t_{k+1} − s) − E(t_k − s))`` with ``E`` the
-profile's cumulative energy — piecewise linear, so interpolating it at the bin edges is exact at
-any output resolution. Edges after a job's end carry its whole energy: a difference array adds
-that constant tail, so only the edges *inside* a job are interpolated. Sums are float64.
+Each job contributes ``nodes × p(t − start)`` where ``p`` is its per-node profile; with ``E`` the
+profile's cumulative energy (piecewise linear, so exact between its samples) the job's energy in
+bin ``[t_k, t_{k+1})`` is ``nodes·(E(t_{k+1} − s) − E(t_k − s))``.
 
-The interior evaluations (about one per job and output interval) dominate a long run. When
-numba is importable they run in one compiled loop (:func:`_interior_numba`, ~20x faster than
-the numpy path, which stays as the fallback and the reference the tests compare it with).
+:func:`job_energy_per_bin_j` (used by the facility model) first rounds each start to the
+placement grid ``r = f / ceil(f / 0.1 s)`` (0.1 s for every output step ``f`` that is a
+multiple of 0.1 s: 0.1 s is aiload's finest output step and the sampling interval of the
+measured profiles). A start then lies at ``m·f + b·r`` and all jobs of a profile curve in slot
+``b`` share one kernel ``kern_b[k] = E((k+1)·f − b·r) − E(k·f − b·r)``: evaluated exactly, once
+per slot that occurs, and added at bin ``m`` times the job's nodes. The shift (≤ r/2 = 0.05 s,
+against job start-ups of minutes) is physically immaterial; every job's energy is exact and its
+shape is integrated exactly from the placed start, and runs at 1 s and at 1 min place jobs
+identically, so the 1-s series summed to minutes equals the 1-min run to float rounding. The
+slice adds run in one compiled loop when numba is importable (optional) and in batched numpy
+otherwise; both add the same products in the same order, so they agree bit for bit.
+
+:func:`job_energy_at_edges` evaluates the cumulative energy at every bin edge inside every job
+at the exact starts: ~10x slower at fine steps, kept as the reference the tests compare with.
+Sums are float64.
 """
 
 from __future__ import annotations
