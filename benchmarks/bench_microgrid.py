@@ -24,7 +24,7 @@ import aiload
 import microgrid as mg
 from microgrid.model import build_model
 from microgrid.sizing import prepare_inputs
-from microgrid.solve import IPM_MIN_STEPS, solve_model
+from microgrid.solve import PRIMAL_SIMPLEX_MIN_STEPS, solve_model
 
 try:  # python -m benchmarks (package) or python benchmarks/bench_microgrid.py
     from benchmarks.microgrid_linopy import build_linopy
@@ -98,7 +98,8 @@ def _measure(label: str, data, *, targets: bool, solve_linopy: bool) -> list[dic
         rows.append(_row(f"{label} objective, |pyomo - linopy| / pyomo", gap, "-",
                          "linopy objective", float(lm.objective.value), "< 1e-6", gap < 1e-6))
     else:
-        method = "ipm, no crossover" if len(data.load_kw) > IPM_MIN_STEPS else "dual simplex"
+        method = ("primal simplex" if len(data.load_kw) > PRIMAL_SIMPLEX_MIN_STEPS
+                  else "dual simplex")
         rows.append(_row(f"{label} solve (pu, HiGHS {method})", res.solve_time_s, "s",
                          "-", None, "< 600 s", res.status == "optimal"
                          and res.solve_time_s < 600))

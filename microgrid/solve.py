@@ -20,12 +20,13 @@ from pyomo.contrib.appsi.solvers import Highs
 
 from aiload.errors import AiloadError
 
-__all__ = ["SolveResult", "SizingInfeasibleError", "solve_model", "IPM_MIN_STEPS"]
+__all__ = ["SolveResult", "SizingInfeasibleError", "solve_model", "PRIMAL_SIMPLEX_MIN_STEPS"]
 
-#: LPs with more time steps than this go to the interior point method without crossover:
-#: dual simplex solves the hourly year (8,760 steps) fastest but found no feasible point of
-#: the 15-minute year (35,040 steps) within 330 s (docs/microgrid.md, "Long horizons").
-IPM_MIN_STEPS = 20_000
+#: LPs with more time steps than this go to HiGHS' primal simplex: dual simplex solves the
+#: hourly year (8,760 steps) fastest but found no feasible point of the 15-minute year
+#: (35,040 steps) within 330 s, where primal simplex solved it in 331 s and the interior point
+#: method (IPX) was at a gap of 0.6 after 120 s (docs/microgrid.md, "Long horizons").
+PRIMAL_SIMPLEX_MIN_STEPS = 20_000
 
 
 class SizingInfeasibleError(AiloadError):
@@ -50,8 +51,8 @@ class SolveResult:
         Best proven lower bound [USD/year].
     mip_gap : float
         Relative gap between objective and bound [-]: the MIP gap, 0 for an LP solved by
-        simplex, HiGHS' relative primal-dual objective error for an LP solved by the
-        interior point method without crossover.
+        simplex, HiGHS' relative primal-dual objective error for an LP solved by an
+        interior point method without crossover (``highs_options``).
     solve_time_s : float
         Wall-clock time of the solve call [s].
     has_solution : bool
@@ -97,13 +98,14 @@ def solve_model(
 
     Notes
     -----
-    LPs of up to :data:`IPM_MIN_STEPS` steps are solved by HiGHS' dual simplex (a vertex,
-    hence a clean dispatch), which needs
-    the model's per-unit scaling (:func:`microgrid.model.kw_per_pu`): on the campus-100mw
-    hourly year in kW it had not finished after 5 min, in pu it takes ~20 s, where the
-    interior point method takes 50-70 s either way (docs/microgrid.md). Longer LPs are
-    solved by the interior point method without crossover: sizing needs the optimum, not a
-    vertex, and the 15-minute year is out of reach of both simplex methods.
+    LPs of up to :data:`PRIMAL_SIMPLEX_MIN_STEPS` steps are solved by HiGHS' dual simplex
+    (a vertex, hence a clean dispatch), which needs the model's per-unit scaling
+    (:func:`microgrid.model.kw_per_pu`): on the campus-100mw hourly year in kW it had not
+    finished after 5 min, in pu it takes ~12-20 s, where the interior point method takes
+    50-70 s either way (docs/microgrid.md). Longer LPs are solved by primal simplex, the
+    only method of the standard highspy wheel that solved the 15-minute year (~330 s on the
+    2-core machine); with ``pip install "highspy[extras]"`` HiGHS' HiPO interior point
+    method, ``highs_options={"solver": "hipo", "run_crossover": "off"}``, took ~200 s.
     """
     opt = Highs()
     opt.config.load_solution = False
@@ -112,8 +114,8 @@ def solve_model(
     if time_limit_s is not None:
         options["time_limit"] = float(time_limit_s)
     is_lp = not any(v.is_integer() for v in m.component_data_objects(pyo.Var, descend_into=True))
-    if is_lp and len(getattr(m, "T", ())) > IPM_MIN_STEPS:
-        options.update(solver="ipm", run_crossover="off")
+    if is_lp and len(getattr(m, "T", ())) > PRIMAL_SIMPLEX_MIN_STEPS:
+        options.update(solver="simplex", simplex_strategy=4)
     elif is_lp:
         options["solver"] = "simplex"
     options.update(highs_options or {})
@@ -139,7 +141,8 @@ def solve_model(
     else:
         gap = math.nan
     highs = getattr(opt, "_solver_model", None)
-    no_vertex = options.get("solver") == "ipm" and options.get("run_crossover") == "off"
+    no_vertex = (options.get("solver") in ("ipm", "ipx", "hipo", "pdlp")
+                 and options.get("run_crossover") == "off") or options.get("solver") == "pdlp"
     if has_solution and is_lp and no_vertex and highs is not None:
         # APPSI reports an LP's bound as its objective; without crossover the duality gap
         # left by the interior point method is the honest one

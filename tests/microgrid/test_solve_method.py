@@ -1,4 +1,4 @@
-"""The choice of HiGHS method by horizon length: long LPs skip the simplex vertex."""
+"""The choice of HiGHS method by horizon length, and the gap of a run without a vertex."""
 
 from __future__ import annotations
 
@@ -25,16 +25,33 @@ def _model(hawk_3d_kw):
     return build_model(data)
 
 
-def test_long_lps_get_the_interior_point_optimum_with_its_duality_gap(hawk_3d_kw, monkeypatch):
+def test_long_lps_get_primal_simplex_with_the_same_optimum(hawk_3d_kw, monkeypatch):
     # 3 days of measured Hawk power at 15 min = 288 steps: below the threshold dual simplex
-    # runs (an LP's bound is its objective, gap 0); with the threshold lowered under 288 the
-    # same LP goes to the interior point method without crossover, which must reach the
-    # simplex optimum within its tolerance and report a small, non-negative duality gap.
-    assert len(hawk_3d_kw) == 288 < mg_solve.IPM_MIN_STEPS
+    # runs; with the threshold lowered under 288 the same LP goes to primal simplex, which
+    # must reach the same vertex objective (an LP's bound is its objective, gap 0).
+    assert len(hawk_3d_kw) == 288 < mg_solve.PRIMAL_SIMPLEX_MIN_STEPS
+    dual = solve_model(_model(hawk_3d_kw))
+    assert dual.status == "optimal" and dual.mip_gap == 0.0
+    chosen = {}
+    real_highs = mg_solve.Highs
+
+    class Spy(real_highs):
+        def solve(self, model):
+            chosen.update(self.highs_options)
+            return super().solve(model)
+
+    monkeypatch.setattr(mg_solve, "Highs", Spy)
+    monkeypatch.setattr(mg_solve, "PRIMAL_SIMPLEX_MIN_STEPS", 100)
+    primal = solve_model(_model(hawk_3d_kw))
+    assert (chosen["solver"], chosen["simplex_strategy"]) == ("simplex", 4)
+    assert primal.status == "optimal" and primal.mip_gap == 0.0
+    assert primal.objective_usd == pytest.approx(dual.objective_usd, rel=1e-9)
+
+
+def test_interior_point_without_crossover_reports_its_duality_gap(hawk_3d_kw):
+    # no vertex: the optimum within the interior point tolerance, and an honest gap
     simplex = solve_model(_model(hawk_3d_kw))
-    assert simplex.status == "optimal" and simplex.mip_gap == 0.0
-    monkeypatch.setattr(mg_solve, "IPM_MIN_STEPS", 100)
-    ipm = solve_model(_model(hawk_3d_kw))
+    ipm = solve_model(_model(hawk_3d_kw), highs_options={"solver": "ipm", "run_crossover": "off"})
     assert ipm.status == "optimal"
     assert ipm.objective_usd == pytest.approx(simplex.objective_usd, rel=1e-6)
     assert 0.0 < ipm.mip_gap < 1e-6
