@@ -224,3 +224,16 @@ def test_facility_gives_the_same_power_on_either_path_and_per_seed(monkeypatch):
     monkeypatch.setattr(summation, "_place_numba", lambda: None)  # numpy everywhere
     plain = facility("colocation-10mw", **kw).power
     pd.testing.assert_frame_equal(plain, compiled, check_exact=True)
+
+
+def test_streamed_windows_give_the_in_memory_series(tmp_path, monkeypatch):
+    from aiload.facility import model, read_facility
+
+    kw = dict(end="3h", freq="1s", **COLOCATION)
+    whole = facility("colocation-10mw", **kw).power
+    # windows of 997 s: hundreds of jobs run across window edges
+    monkeypatch.setattr(model, "STREAM_WINDOW_BINS", 997)
+    facility("colocation-10mw", stream_to=tmp_path / "s.parquet", **kw)
+    streamed = read_facility(tmp_path / "s.parquet").power
+    assert whole["busy_nodes"].max() > 100
+    np.testing.assert_allclose(streamed["it_kw"], whole["it_kw"], rtol=1e-12)
