@@ -177,8 +177,15 @@ def _warm_worker(client_pid: int) -> None:
         gc.freeze()
 
 
-def local_cluster(workers: int):
+def local_cluster(workers: int, *, start_method: str | None = None):
     """A local Dask cluster of ``workers`` single-threaded worker processes, tuned for sweeps.
+
+    ``start_method`` is how the worker processes start (Dask's
+    ``distributed.worker.multiprocessing-method``). By default they are forked on Linux: a
+    forked worker starts with aiload, pandas and scipy already imported and the bundled
+    profiles loaded, in ~0.1 s, where a spawned one spends ~2.5 s re-importing them before its
+    first task (on the benchmark's one-second tasks that alone cost a quarter of the speed-up;
+    docs/benchmarks.md). Elsewhere (macOS, Windows) Dask's configured method is used.
 
     The statistical profiler samples every worker's stack each 10 ms under the GIL: a
     measurable tax on the pure-Python SimPy loop that nobody reads in a batch sweep. Dask's
@@ -191,8 +198,12 @@ def local_cluster(workers: int):
     import dask
     from distributed import LocalCluster
 
+    if start_method is None:
+        start_method = ("fork" if sys.platform.startswith("linux")
+                        else dask.config.get("distributed.worker.multiprocessing-method"))
     cfg = {"distributed.worker.profile.enabled": False,
-           "distributed.nanny.pre-spawn-environ": _WORKER_ENV}
+           "distributed.nanny.pre-spawn-environ": _WORKER_ENV,
+           "distributed.worker.multiprocessing-method": start_method}
     with dask.config.set(cfg):
         return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                             dashboard_address=None, env=_WORKER_ENV)

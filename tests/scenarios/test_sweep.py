@@ -98,12 +98,29 @@ def _allocator_env() -> dict:
 
 def test_local_cluster_workers_keep_glibcs_dynamic_allocator():
     """Dask's default MALLOC_TRIM_THRESHOLD_ pins glibc's mmap threshold (page faults in every
-    task); sweep workers must start without it but with one numeric thread each."""
+    task); spawned sweep workers must start without it but with one numeric thread each."""
     from distributed import Client
 
     from scenarios.sweep import local_cluster
 
-    with local_cluster(1) as cluster, Client(cluster) as client:
+    with local_cluster(1, start_method="spawn") as cluster, Client(cluster) as client:
         envs = list(client.run(_allocator_env).values())
     assert envs == [{"MALLOC_TRIM_THRESHOLD_": None, "OMP_NUM_THREADS": "1",
                      "OPENBLAS_NUM_THREADS": "1"}]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="workers are forked on Linux only")
+def test_local_workers_are_forked_with_aiload_already_imported():
+    # a spawned worker re-imports the scientific stack (~2.5 s) before its first task; a forked
+    # one starts from this process, aiload imported (by this test module) and caches warm
+    from distributed import Client
+
+    import aiload.facility  # noqa: F401
+    from scenarios.sweep import local_cluster
+
+    # a lambda travels by value: unpickling it imports nothing (a module-level function would
+    # import this test module, and with it aiload, in the worker)
+    probe = lambda: ("aiload.facility" in sys.modules, os.getppid())  # noqa: E731
+    with local_cluster(1) as cluster, Client(cluster) as client:
+        (imported, parent), = client.run(probe).values()
+    assert imported and parent == os.getpid()
