@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from aiload.facility import facility, summation
 from aiload.facility.summation import (
     CumulativeEnergy, job_energy_at_edges, job_energy_per_bin_j, numba_available, placement_grid,
+    ramp_at_edges,
 )
 
 pytestmark = pytest.mark.filterwarnings("error::RuntimeWarning")
@@ -237,3 +238,41 @@ def test_streamed_windows_give_the_in_memory_series(tmp_path, monkeypatch):
     streamed = read_facility(tmp_path / "s.parquet").power
     assert whole["busy_nodes"].max() > 100
     np.testing.assert_allclose(streamed["it_kw"], whole["it_kw"], rtol=1e-12)
+
+
+def test_groups_summed_in_threads_give_the_same_bits(monkeypatch):
+    """Two threads sum the profile groups; the results are added in group order, so the
+    series is bit-for-bit the single-threaded one."""
+    from aiload.facility import model
+
+    if not summation.numba_available():  # builds the compiled loops: threads need them
+        pytest.skip("numba is not installed: groups are summed in one thread")
+    pools = []
+
+    class CountingPool(model.ThreadPoolExecutor):
+        def __init__(self, *args, **kwargs):
+            pools.append(args)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(model, "ThreadPoolExecutor", CountingPool)
+    kw = dict(end="1D", freq="1s", **COLOCATION)
+    monkeypatch.setattr(model, "SUM_THREADS", 2)
+    threaded = facility("colocation-10mw", **kw).power
+    assert pools, "the threaded path was not taken"
+    monkeypatch.setattr(model, "SUM_THREADS", 1)
+    single = facility("colocation-10mw", **kw).power
+    pd.testing.assert_frame_equal(threaded, single, check_exact=True)
+
+
+def test_ramp_is_the_integral_of_the_boxes_in_every_bin():
+    rng = np.random.default_rng(7)
+    edges = np.arange(0.0, 101.0, 2.5)
+    start = rng.uniform(-10.0, 110.0, 300)
+    end = start + rng.uniform(0.0, 30.0, 300)
+    weight = rng.integers(1, 9, 300).astype(float)
+    # overlap of each box with each bin, by hand
+    lo, hi = edges[:-1], edges[1:]
+    overlap = np.clip(np.minimum(end[:, None], hi) - np.maximum(start[:, None], lo), 0.0, None)
+    want = (weight[:, None] * overlap).sum(axis=0)
+    got = np.diff(ramp_at_edges(edges, start, end, weight))
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
