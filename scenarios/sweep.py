@@ -275,7 +275,11 @@ def combine(out_dir: str | Path, cases: Sequence[Case], replicates: int,
     band_frame.columns = pd.MultiIndex.from_tuples(band_frame.columns, names=["case_id", "band"])
     comparison = pd.concat(rows).reset_index()
     comparison = comparison.groupby(["case_id", *keys], dropna=False, sort=False).first()
-    return band_frame, comparison.reset_index()
+    comparison = comparison.reset_index()
+    # what identifies a row, then the swept values, then the percentiles in order
+    bands_cols = [f"p{p:g}" for p in percentiles]
+    swept = [c for c in comparison.columns if c not in ("case_id", *keys, *bands_cols)]
+    return band_frame, comparison[["case_id", *keys, *swept, *bands_cols]]
 
 
 def run_sweep(source: str | Path, out_dir: str | Path, *,

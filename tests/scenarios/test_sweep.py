@@ -39,6 +39,10 @@ def test_bands_are_percentiles_of_independent_runs(tmp_path, facility_fn):
     np.testing.assert_allclose(res.bands[("case-000", "p10")].to_numpy(),
                                np.percentile(stacked, 10, axis=1), rtol=1e-12)
     assert res.computed == 3
+    # identifying columns, the swept value, then the percentiles in order
+    cols = list(res.comparison.columns)
+    assert cols[:2] == ["case_id", "group"] and cols[-3:] == ["p10", "p50", "p90"]
+    assert cols.index("facility.utilization") < cols.index("p10")
     page = (tmp_path / "sw" / "report.html").read_text()
     assert page.count('<img src="data:image/png;base64,') >= 2 and "<script" not in page
     # a second call finds everything on disk
