@@ -48,7 +48,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     out = args.output or Path("aiload-out") / (Path(str(args.scenario)).stem + "-sweep")
     result = run_sweep(args.scenario, out, sets=_sets(args.set), replicates=args.replicates,
-                       workers=args.workers, scheduler=args.scheduler, progress=not args.quiet)
+                       workers=args.workers, scheduler=args.scheduler,
+                       start_method=args.start_method, progress=not args.quiet)
     print(f"{result.out_dir}: {len(result.cases)} cases x {result.replicates} replicates "
           f"({result.computed} computed now); bands.parquet, comparison.csv")
     return 0
@@ -85,5 +86,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                        "write the task files: -o must be on a file system they share)")
     sweep.add_argument("--workers", type=int, default=2,
                        help="worker processes of the local Dask cluster; 0 = serial (default 2)")
+    sweep.add_argument("--start-method", choices=("fork", "spawn", "forkserver"),
+                       help="how local worker processes start (default: fork on Linux, which "
+                       "reuses this process's imports; spawn starts clean interpreters)")
     sweep.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
     sweep.set_defaults(func=cmd_sweep)

@@ -32,7 +32,8 @@ from scenarios.loader import load_scenario, resolve_source
 from scenarios.runner import jsonable
 from scenarios.schema import FacilitySection
 
-__all__ = ["Case", "SweepResult", "plan_cases", "run_sweep", "combine", "read_replicates"]
+__all__ = ["Case", "SweepResult", "plan_cases", "run_sweep", "combine", "read_replicates",
+           "local_cluster", "START_METHODS"]
 
 _PLAN = "sweep.json"
 
@@ -156,6 +157,9 @@ def _check_plan(out_dir: Path, plan: dict) -> None:
     _atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(plan, indent=2)))
 
 
+#: how local worker processes may start (``multiprocessing`` start methods)
+START_METHODS = ("fork", "spawn", "forkserver")
+
 # one worker process per core: numeric libraries must not start a thread pool each
 _WORKER_ENV = {name: "1" for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                        "MKL_NUM_THREADS", "NUMEXPR_NUM_THREADS")}
@@ -210,7 +214,7 @@ def local_cluster(workers: int, *, start_method: str | None = None):
 
 
 def _execute(tasks: list[tuple[FacilitySection, int, str]], *, workers: int,
-             scheduler: str | None, progress: bool) -> None:
+             scheduler: str | None, start_method: str | None, progress: bool) -> None:
     from tqdm import tqdm
 
     bar = tqdm(total=len(tasks), desc="aiload sweep", unit="task", disable=not progress,
@@ -225,7 +229,7 @@ def _execute(tasks: list[tuple[FacilitySection, int, str]], *, workers: int,
 
     cluster = None
     if scheduler is None:
-        cluster = local_cluster(workers)
+        cluster = local_cluster(workers, start_method=start_method)
         client = Client(cluster)
     else:
         client = Client(scheduler)
@@ -286,7 +290,7 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
               sets: Mapping[str, Sequence[Any]] | None = None,
               overrides: Mapping[str, Any] | None = None, replicates: int | None = None,
               workers: int = 2, scheduler: str | None = None,
-              progress: bool = True) -> SweepResult:
+              start_method: str | None = None, progress: bool = True) -> SweepResult:
     """Run (or resume) a sweep and combine its results.
 
     Parameters
@@ -306,9 +310,14 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     scheduler : str, optional
         Address of an existing Dask scheduler (``tcp://host:8786``) instead of a local cluster.
         Workers write the task files, so ``out_dir`` must be on a file system they share.
+    start_method : {"fork", "spawn", "forkserver"}, optional
+        How the local cluster's worker processes start (:func:`local_cluster`); default fork
+        on Linux, Dask's configured method elsewhere.
     progress : bool
         Show a progress bar on stderr.
     """
+    if start_method not in (None, *START_METHODS):
+        raise InputError(f"start_method: expected one of {START_METHODS}, got {start_method!r}.")
     out_dir = Path(out_dir).resolve()  # workers may run in another directory
     base, cases = plan_cases(source, sets, overrides)
     replicates = base.sweep.replicates if replicates is None else int(replicates)
@@ -329,7 +338,8 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
         print(f"aiload sweep: resuming, {len(cases) * replicates - len(tasks)} tasks already done",
               file=sys.stderr)
     if tasks:
-        _execute(tasks, workers=workers, scheduler=scheduler, progress=progress)
+        _execute(tasks, workers=workers, scheduler=scheduler, start_method=start_method,
+                 progress=progress)
     bands, comparison = combine(out_dir, cases, replicates, base.sweep.percentiles)
     flat = bands.copy()
     flat.columns = [f"{c}_{b}_kw" for c, b in flat.columns]

@@ -128,3 +128,41 @@ def test_local_workers_are_forked_with_aiload_already_imported():
     with local_cluster(1) as cluster, Client(cluster) as client:
         (imported, parent), = client.run(probe).values()
     assert imported and parent == os.getpid()
+
+
+def test_unknown_start_method_is_refused_before_anything_runs(tmp_path):
+    with pytest.raises(InputError, match=r"start_method: expected one of .*'fork'.*got 'threads'"):
+        run_sweep("colocation-10mw", tmp_path / "sw", replicates=1, start_method="threads",
+                  progress=False)
+    assert not (tmp_path / "sw").exists()
+
+
+def test_cli_spawns_workers_when_asked(tmp_path):
+    # --start-method reaches the local cluster: spawned workers give the same result
+    out = tmp_path / "sw"
+    cmd = [sys.executable, "-m", "scenarios.cli", "sweep", "colocation-10mw", "-q",
+           "--workers", "1", "--start-method", "spawn", "--set", "facility.utilization=0.5",
+           "--set", f"facility.end={END}", "--replicates", "1", "-o", str(out)]
+    subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=300)
+    serial = run_sweep("colocation-10mw", tmp_path / "serial",
+                       sets={"facility.utilization": [0.5], "facility.end": [END]},
+                       replicates=1, workers=0, progress=False)
+    got = pd.read_parquet(out / "cases" / "case-000" / "rep-0000.parquet")
+    want = pd.read_parquet(tmp_path / "serial" / "cases" / "case-000" / "rep-0000.parquet")
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_start_method_reaches_the_local_cluster(tmp_path, monkeypatch):
+    import scenarios.sweep as sweep
+
+    seen = []
+    real = sweep.local_cluster
+
+    def recording(workers, *, start_method=None):
+        seen.append(start_method)
+        return real(workers, start_method=start_method)
+
+    monkeypatch.setattr(sweep, "local_cluster", recording)
+    run_sweep("colocation-10mw", tmp_path / "sw", sets={"facility.end": [END]}, replicates=1,
+              workers=1, start_method="spawn", progress=False)
+    assert seen == ["spawn"]
