@@ -85,13 +85,13 @@ class CumulativeEnergy:
         return float(self(np.array([self.duration_s]))[0])
 
     def __call__(self, tau_s: np.ndarray) -> np.ndarray:
-        """Cumulative energy at elapsed times ``tau_s`` >= 0, held after ``duration_s`` [J]."""
+        """Cumulative energy at elapsed times ``tau_s`` (0 before 0, held after ``duration_s``) [J]."""
         # knots are uniform, so the interval is found by division, not a binary search
         step = self.knots_s[1]
         period = self.knots_s[-1]
         e = self.energy_j
         last = len(e) - 2
-        tau = np.minimum(tau_s, self.duration_s)
+        tau = np.clip(tau_s, 0.0, self.duration_s)  # 0 before the start, held after the end
         if self.duration_s > period:
             cycles = np.floor(tau / period)
             pos = (tau - cycles * period) / step

@@ -276,3 +276,15 @@ def test_ramp_is_the_integral_of_the_boxes_in_every_bin():
     want = (weight[:, None] * overlap).sum(axis=0)
     got = np.diff(ramp_at_edges(edges, start, end, weight))
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_jobs_outside_the_edges_add_nothing_or_their_whole_energy(method):
+    curve = CumulativeEnergy(np.array([0.0, 1.0, 2.0]), np.array([0.0, 5.0, 10.0]), 2.0)
+    edges = np.arange(5.0)
+    inside = job_energy_at_edges(edges, np.array([0.5]), np.array([1.0]), curve, method=method)
+    # a job after the last edge adds nothing; one that ended before the first edge adds its
+    # whole energy (10 J) at every edge
+    more = job_energy_at_edges(edges, np.array([-7.0, 0.5, 10.0]), np.array([1.0, 1.0, 1.0]),
+                               curve, method=method)
+    np.testing.assert_allclose(more, inside + 10.0, rtol=1e-12)
