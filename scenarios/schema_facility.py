@@ -218,6 +218,10 @@ class OverheadsSection(_SpecSection):
     economiser_below_c: float = Field(
         18.0, description="free cooling at or below this dry-bulb [degC]"
     )
+    economiser_band_c: float = Field(
+        0.0, ge=0.0, lt=40.0, description="dry-bulb band above economiser_below_c over which the "
+        "chillers take over linearly; 0 switches at the threshold [degC]"
+    )
     economiser_fraction: float = Field(
         0.05, ge=0.0, description="cooling power per unit heat in economiser hours [-]"
     )

@@ -4,7 +4,8 @@ Losses follow the no-load / proportional / square-law model of Rasmussen (APC Wh
 "Electrical Efficiency Modeling for Data Centers"): ``loss = P_rated·(a + b·x + c·x²)`` with
 ``x = P_IT / P_rated``, i.e. an efficiency ``η(x) = x / (x + a + b·x + c·x²)``. Cooling is either
 a constant PUE or a dry-bulb-driven model: economiser (free cooling) at or below a threshold,
-otherwise a chiller whose COP falls linearly with outdoor temperature.
+otherwise a chiller whose COP falls linearly with outdoor temperature, optionally taking the
+heat over gradually across a band of temperatures (an integrated economiser).
 """
 
 from __future__ import annotations
@@ -90,15 +91,21 @@ def cooling_kw(
 
     Constant PUE: ``cooling = (PUE − 1)·IT`` (a cooling-only PUE; the electrical losses come on
     top, so the meter reads ``PUE·IT + losses``). Dry-bulb:
-    ``cooling = heat·(f_econ + [T > T_econ]/COP(T))``, heat = IT + losses,
-    ``COP(T) = COP_35 + s·(35 − T)`` (at least 1).
+    ``cooling = heat·(f_econ + φ(T)/COP(T))``, heat = IT + losses,
+    ``COP(T) = COP_35 + s·(35 − T)`` (at least 1), with the chillers' share of the heat
+    ``φ(T) = clip((T − T_econ)/ΔT, 0, 1)`` over the band ``ΔT = economiser_band_c``, or
+    ``[T > T_econ]`` when the band is 0. The mask marks full free cooling (``T <= T_econ``).
     """
     if spec.cooling == "pue":
         return (spec.pue - 1.0) * np.asarray(it_kw, dtype=float), None
     heat = it_kw + loss_kw
     economiser = temp_c <= spec.economiser_below_c
     cop = np.maximum(spec.cop_at_35c + spec.cop_slope_per_c * (35.0 - temp_c), 1.0)
-    return heat * (spec.economiser_fraction + np.where(economiser, 0.0, 1.0 / cop)), economiser
+    if spec.economiser_band_c > 0:
+        chillers = np.clip((temp_c - spec.economiser_below_c) / spec.economiser_band_c, 0.0, 1.0)
+    else:
+        chillers = np.where(economiser, 0.0, 1.0)
+    return heat * (spec.economiser_fraction + chillers / cop), economiser
 
 
 def design_overhead_factor(spec: OverheadSpec) -> float:

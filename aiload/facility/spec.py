@@ -278,6 +278,10 @@ class OverheadSpec:
         dry-bulb temperature [°C].
     economiser_below_c : float
         Free cooling (economiser only) when the dry-bulb is at or below this [°C].
+    economiser_band_c : float
+        Dry-bulb range above ``economiser_below_c`` over which the chillers take the heat over
+        linearly (an integrated economiser: outdoor air still carries part of the load);
+        0 switches at the threshold [°C].
     economiser_fraction : float
         Cooling power per unit heat in economiser hours (fans, pumps) [-].
     cop_at_35c : float
@@ -296,6 +300,7 @@ class OverheadSpec:
     pue: float = 1.3
     weather: Any = "pvlib-greensboro"
     economiser_below_c: float = 18.0
+    economiser_band_c: float = 0.0
     economiser_fraction: float = 0.05
     cop_at_35c: float = 4.0
     cop_slope_per_c: float = 0.15
@@ -313,6 +318,11 @@ class OverheadSpec:
             raise InputError(f"OverheadSpec.pue: expected 1 <= PUE < 5, got {self.pue!r}.")
         if self.cop_at_35c <= 0 or self.economiser_fraction < 0:
             raise InputError("OverheadSpec: cop_at_35c > 0 and economiser_fraction >= 0 expected.")
+        if not 0.0 <= self.economiser_band_c < 40.0:
+            raise InputError(
+                f"OverheadSpec.economiser_band_c: expected 0 <= band < 40 °C, got "
+                f"{self.economiser_band_c!r} (0 switches the chillers on at economiser_below_c)."
+            )
         if self.power_cap_kw is not None and not self.power_cap_kw > 0:
             raise InputError(f"OverheadSpec.power_cap_kw: expected > 0 kW, got {self.power_cap_kw!r}.")
 

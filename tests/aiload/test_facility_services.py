@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import aiload.facility.model as model_module
+from aiload.errors import InputError
 from aiload.facility import (
     DictCatalogue, FacilitySpec, FleetSpec, InferenceCurve, InferenceSpec, OverheadSpec,
     facility, read_facility,
@@ -114,6 +115,24 @@ def test_drybulb_cooling_uses_tmy_hour_ending_aligned_to_interval_start():
     cop = np.maximum(4.0 + 0.15 * (35 - t), 1.0)
     by_hand = heat * (0.05 + np.where(t <= 18.0, 0.0, 1.0 / cop))
     np.testing.assert_allclose(p["cooling_kw"], by_hand, rtol=1e-12)
+
+
+def test_integrated_economiser_hands_the_heat_to_the_chillers_across_its_band():
+    spec = service_spec()
+    band = OverheadSpec(cooling="drybulb", economiser_below_c=15.0, economiser_band_c=8.0)
+    spec = FacilitySpec(fleet=spec.fleet, inference=spec.inference, catalogue=spec.catalogue,
+                        overheads=band)
+    start = pd.Timestamp("2025-05-01 00:00", tz="UTC")
+    p = facility(spec, start=start, end=start + pd.Timedelta("3D"), freq="1h",
+                 progress=False).power
+    heat = p["it_kw"] + p["losses_kw"]
+    t = p["drybulb_c"]
+    assert ((t > 15.0) & (t < 23.0)).sum() >= 10  # hours inside the band were simulated
+    cop = np.maximum(4.0 + 0.15 * (35 - t), 1.0)
+    share = np.minimum(np.maximum((t - 15.0) / 8.0, 0.0), 1.0)  # 0 at 15 °C, 1 from 23 °C
+    np.testing.assert_allclose(p["cooling_kw"], heat * (0.05 + share / cop), rtol=1e-12)
+    with pytest.raises(InputError, match=r"economiser_band_c: expected 0 <= band < 40"):
+        OverheadSpec(cooling="drybulb", economiser_band_c=-1.0)
 
 
 def test_parquet_round_trip_and_streaming_match(tmp_path, monkeypatch):
