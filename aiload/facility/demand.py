@@ -18,7 +18,7 @@ import pandas as pd
 from aiload.errors import InputError
 from aiload.timeseries import require_tz_aware, step_seconds
 
-__all__ = ["servegen_shape", "burst_blocks", "demand_shape"]
+__all__ = ["servegen_shape", "burst_blocks", "demand_shape", "DemandShape"]
 
 DATA = Path(__file__).with_name("data")
 SHAPE_STEP_S = 600.0
@@ -40,11 +40,10 @@ def burst_blocks() -> np.ndarray:
     return blocks / blocks.mean(axis=1, keepdims=True)
 
 
-def demand_shape(
-    shape, start: pd.Timestamp, step_s: float, n_steps: int, *, bursts: bool,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """Relative demand per interval of ``step_s`` from ``start`` (mean 1 over the shape) [-].
+class DemandShape:
+    """Relative demand per interval of ``step_s`` from ``start`` (mean 1 over the shape) [-],
+    evaluated on any slice of the run's steps, so a long high-resolution run never holds the
+    whole series (:meth:`__call__`). Every slice gives the same values as the whole run would.
 
     Parameters
     ----------
@@ -53,48 +52,81 @@ def demand_shape(
         a tz-aware series of relative rates covering the run (interval means, any scale).
     step_s : float
         Output interval [s]; divides 600 s or is a multiple of it.
+    n_steps : int
+        Steps of the run [-].
     bursts : bool
         Multiply each 10-min window by a randomly drawn block of ten measured per-minute ratios
-        (keeps the 10-min mean); only for ``step_s`` <= 60 s.
+        (keeps the 10-min mean); only for ``step_s`` <= 60 s. The blocks of the whole run are
+        drawn here, once.
+    rng : numpy.random.Generator
     """
-    t = np.arange(n_steps, dtype=np.float64) * step_s
-    if isinstance(shape, str):
-        base = servegen_shape()
-        local = start.tz_convert(start.tz)
-        offset = (local - local.normalize()).total_seconds()
-        if step_s <= SHAPE_STEP_S:
-            window = ((t + offset) // SHAPE_STEP_S).astype(np.int64) % len(base)
-            rel = base[window]
+
+    def __init__(self, shape, start: pd.Timestamp, step_s: float, n_steps: int, *,
+                 bursts: bool, rng: np.random.Generator) -> None:
+        self.step_s, self.n_steps = float(step_s), int(n_steps)
+        t_last = (self.n_steps - 1) * self.step_s
+        if isinstance(shape, str):
+            local = start.tz_convert(start.tz)
+            self._offset = (local - local.normalize()).total_seconds()
+            self._series = None
         else:
-            per = int(round(step_s / SHAPE_STEP_S))
-            idx = ((t[:, None] + offset) // SHAPE_STEP_S).astype(np.int64) + np.arange(per)
-            rel = base[idx % len(base)].mean(axis=1)
-    else:
-        series = shape
-        require_tz_aware(series.index, "InferenceSpec.shape")
-        src_step = step_seconds(series.index, "InferenceSpec.shape")
-        edges = start + pd.to_timedelta(np.append(t, t[-1] + step_s), unit="s")
-        if series.index[0] > edges[0] or series.index[-1] + pd.Timedelta(seconds=src_step) < edges[-1]:
-            raise InputError(
-                f"InferenceSpec.shape: the series covers {series.index[0]} .. {series.index[-1]} "
-                f"but the run needs {edges[0]} .. {edges[-1]}; extend or repeat it."
-            )
-        values = series.to_numpy(dtype=np.float64)
-        if np.any(values < 0) or values.mean() <= 0:
-            raise InputError("InferenceSpec.shape: relative rates must be >= 0 with a positive mean.")
-        knots = (series.index - edges[0]).total_seconds().to_numpy()
-        cum = np.concatenate(([0.0], np.cumsum(values * src_step)))
-        knots = np.append(knots, knots[-1] + src_step)
-        at = np.interp(np.append(t, t[-1] + step_s), knots, cum)
-        rel = np.diff(at) / step_s / values.mean()
-    if bursts:
-        if step_s > 60.0:
-            raise InputError(
-                f"InferenceSpec.bursts: per-minute burstiness needs freq <= 1min, got {step_s} s."
-            )
-        blocks = burst_blocks()
-        minute = (t // 60.0).astype(np.int64)
-        window = minute // 10
-        pick = rng.integers(0, len(blocks), size=int(window.max()) + 1)
-        rel = rel * blocks[pick[window], minute % 10]
-    return rel
+            series = shape
+            require_tz_aware(series.index, "InferenceSpec.shape")
+            src_step = step_seconds(series.index, "InferenceSpec.shape")
+            first = start
+            last = start + pd.to_timedelta(t_last + self.step_s, unit="s")
+            if series.index[0] > first or series.index[-1] + pd.Timedelta(seconds=src_step) < last:
+                raise InputError(
+                    f"InferenceSpec.shape: the series covers {series.index[0]} .. "
+                    f"{series.index[-1]} but the run needs {first} .. {last}; extend or repeat it."
+                )
+            values = series.to_numpy(dtype=np.float64)
+            if np.any(values < 0) or values.mean() <= 0:
+                raise InputError(
+                    "InferenceSpec.shape: relative rates must be >= 0 with a positive mean."
+                )
+            knots = (series.index - first).total_seconds().to_numpy()
+            self._knots = np.append(knots, knots[-1] + src_step)
+            self._cum = np.concatenate(([0.0], np.cumsum(values * src_step)))
+            self._mean = values.mean()
+            self._series = series
+        self._picks = None
+        if bursts:
+            if self.step_s > 60.0:
+                raise InputError(
+                    f"InferenceSpec.bursts: per-minute burstiness needs freq <= 1min, got "
+                    f"{self.step_s} s."
+                )
+            windows = int((t_last // 60.0) // 10) + 1
+            self._picks = rng.integers(0, len(burst_blocks()), size=windows)
+
+    def __call__(self, first: int = 0, stop: int | None = None) -> np.ndarray:
+        """Relative demand of steps ``first .. stop - 1`` [-]."""
+        stop = self.n_steps if stop is None else stop
+        step_s = self.step_s
+        t = np.arange(first, stop, dtype=np.float64) * step_s
+        if self._series is None:
+            base = servegen_shape()
+            if step_s <= SHAPE_STEP_S:
+                window = ((t + self._offset) // SHAPE_STEP_S).astype(np.int64) % len(base)
+                rel = base[window]
+            else:
+                per = int(round(step_s / SHAPE_STEP_S))
+                first_window = ((t[:, None] + self._offset) // SHAPE_STEP_S).astype(np.int64)
+                idx = first_window + np.arange(per)
+                rel = base[idx % len(base)].mean(axis=1)
+        else:
+            at = np.interp(np.append(t, stop * step_s), self._knots, self._cum)
+            rel = np.diff(at) / step_s / self._mean
+        if self._picks is not None:
+            minute = (t // 60.0).astype(np.int64)
+            rel = rel * burst_blocks()[self._picks[minute // 10], minute % 10]
+        return rel
+
+
+def demand_shape(
+    shape, start: pd.Timestamp, step_s: float, n_steps: int, *, bursts: bool,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Relative demand of the whole run at once: ``DemandShape(...)()`` [-]."""
+    return DemandShape(shape, start, step_s, n_steps, bursts=bursts, rng=rng)()

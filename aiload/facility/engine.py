@@ -212,9 +212,8 @@ def schedule_jobs(
 
 
 def autoscale(
-    demand_per_s: np.ndarray, step_s: float, capacity_per_node_s: float, *, nodes: int,
-    min_replicas: int, target_load: float, headroom: float, decision_s: float, reaction_s: float,
-    horizon_s: float,
+    observed_per_s: np.ndarray, decision_s: float, capacity_per_node_s: float, *, nodes: int,
+    min_replicas: int, target_load: float, headroom: float, reaction_s: float, horizon_s: float,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     """Replica changes of an inference pool decided every ``decision_s`` seconds.
 
@@ -224,10 +223,10 @@ def autoscale(
 
     Parameters
     ----------
-    demand_per_s : ndarray
-        Mean request rate per interval of length ``step_s`` [requests/s].
-    step_s : float
-        Interval of ``demand_per_s`` [s]; ``decision_s`` must be a multiple of it.
+    observed_per_s : ndarray
+        Mean request rate of each decision interval, the first from t = 0 [requests/s].
+    decision_s : float
+        Decision interval [s].
     capacity_per_node_s : float
         Requests one node serves at the latency target [requests/s].
 
@@ -239,9 +238,8 @@ def autoscale(
         SimPy events processed.
     """
     env = simpy.Environment()
-    per_decision = int(round(decision_s / step_s))
-    blocks = len(demand_per_s) // per_decision
-    observed = demand_per_s[: blocks * per_decision].reshape(blocks, per_decision).mean(axis=1)
+    blocks = len(observed_per_s)
+    observed = np.asarray(observed_per_s, dtype=np.float64)
     wanted = np.ceil(observed * (1.0 + headroom) / (target_load * capacity_per_node_s) - 1e-9)
     wanted = np.clip(wanted, min_replicas, nodes).astype(np.int64)
     initial = int(wanted[0]) if blocks else min_replicas

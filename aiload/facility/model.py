@@ -188,12 +188,14 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         for key in groups
     }
     per = int(round(freq_s / fine_s))
+    unserved = 0.0  # requests beyond capacity, summed window by window [requests]
     serving_nodes = sum(s.nodes for s in spec.inference)
     rated_kw = fleet.nodes * fleet.nameplate_w / 1e3 + fleet.other_it_base_kw
     for w0 in range(0, n_bins, STREAM_WINDOW_BINS if windows.streaming else n_bins):
         w1 = min(n_bins, w0 + (STREAM_WINDOW_BINS if windows.streaming else n_bins))
         t0 = w0 * freq_s
         edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # relative to window start
+
         def group_energy_j(item, t0=t0, w0=w0, w1=w1, edges=edges):
             key, rows = item
             j = idx_started[rows]
@@ -225,12 +227,14 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         if services:
             req = np.zeros(w1 - w0)
             served = np.zeros(w1 - w0)
-            sl = slice(w0 * per, w1 * per)
             for res in services:
-                svc_w += res.power_w[sl].reshape(-1, per).mean(axis=1)
-                replicas += res.replicas[sl].reshape(-1, per).mean(axis=1)
-                req += res.requests_per_s[sl].reshape(-1, per).mean(axis=1)
-                served += res.served_per_s[sl].reshape(-1, per).mean(axis=1)
+                # this window's fine steps only: a streamed run never holds the whole series
+                part = res.window(w0 * per, w1 * per)
+                svc_w += part["power_w"].reshape(-1, per).mean(axis=1)
+                replicas += part["replicas"].reshape(-1, per).mean(axis=1)
+                req += part["requests_per_s"].reshape(-1, per).mean(axis=1)
+                served += part["served_per_s"].reshape(-1, per).mean(axis=1)
+                unserved += float(((part["requests_per_s"] - part["served_per_s"]) * fine_s).sum())
         other_w = busy * fleet.other_it_w_per_busy_node + replicas * fleet.other_it_w_per_busy_node
         it_kw = (job_w + idle_w + svc_w + other_w) / 1e3 + fleet.other_it_base_kw
         loss = losses_kw(it_kw, rated_kw, spec.overheads)
@@ -258,8 +262,7 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         "jobs": jobs, "start_s": sched.start_s, "events": sched.events
         + sum(r.events for r in services), "rates_per_h": rates, "services": services,
         "sources": cache.sources(), "serving_nodes": serving_nodes, "capacity_nodes": capacity,
-        "unserved_requests": float(sum(
-            ((r.requests_per_s - r.served_per_s) * fine_s).sum() for r in services)),
+        "unserved_requests": unserved,
     }
 
 
