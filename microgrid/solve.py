@@ -141,8 +141,9 @@ def solve_model(
     else:
         gap = math.nan
     highs = getattr(opt, "_solver_model", None)
-    no_vertex = (options.get("solver") in ("ipm", "ipx", "hipo", "pdlp")
-                 and options.get("run_crossover") == "off") or options.get("solver") == "pdlp"
+    # PDLP never crosses over; the interior point methods only when told not to
+    no_vertex = options.get("solver") == "pdlp" or (
+        options.get("solver") in ("ipm", "ipx", "hipo") and options.get("run_crossover") == "off")
     if has_solution and is_lp and no_vertex and highs is not None:
         # APPSI reports an LP's bound as its objective; without crossover the duality gap
         # left by the interior point method is the honest one
