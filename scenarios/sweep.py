@@ -181,6 +181,14 @@ def _warm_worker(client_pid: int) -> None:
         gc.freeze()
 
 
+def _check_start_method(start_method: str | None) -> None:
+    if start_method not in (None, *START_METHODS):
+        raise InputError(
+            f"start_method: expected one of {', '.join(START_METHODS)} (or None for the "
+            f"default: fork on Linux), got {start_method!r}; e.g. --start-method spawn."
+        )
+
+
 def local_cluster(workers: int, *, start_method: str | None = None):
     """A local Dask cluster of ``workers`` single-threaded worker processes, tuned for sweeps.
 
@@ -202,6 +210,7 @@ def local_cluster(workers: int, *, start_method: str | None = None):
     import dask
     from distributed import LocalCluster
 
+    _check_start_method(start_method)
     if start_method is None:
         start_method = ("fork" if sys.platform.startswith("linux")
                         else dask.config.get("distributed.worker.multiprocessing-method"))
@@ -316,8 +325,7 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     progress : bool
         Show a progress bar on stderr.
     """
-    if start_method not in (None, *START_METHODS):
-        raise InputError(f"start_method: expected one of {START_METHODS}, got {start_method!r}.")
+    _check_start_method(start_method)  # before anything is written
     out_dir = Path(out_dir).resolve()  # workers may run in another directory
     base, cases = plan_cases(source, sets, overrides)
     replicates = base.sweep.replicates if replicates is None else int(replicates)

@@ -131,10 +131,15 @@ def test_local_workers_are_forked_with_aiload_already_imported():
 
 
 def test_unknown_start_method_is_refused_before_anything_runs(tmp_path):
-    with pytest.raises(InputError, match=r"start_method: expected one of .*'fork'.*got 'threads'"):
+    expected = r"start_method: expected one of fork, spawn, forkserver .*got 'threads'"
+    with pytest.raises(InputError, match=expected):
         run_sweep("colocation-10mw", tmp_path / "sw", replicates=1, start_method="threads",
                   progress=False)
     assert not (tmp_path / "sw").exists()
+    from scenarios.sweep import local_cluster
+
+    with pytest.raises(InputError, match=r"got 'threads'"):
+        local_cluster(1, start_method="threads")
 
 
 def test_cli_spawns_workers_when_asked(tmp_path):
