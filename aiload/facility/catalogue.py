@@ -162,6 +162,10 @@ def _bundled_job_profile(model: str, hardware: str, nodes: int) -> Profile:
             break
         columns.append(other.power_w.iloc[:, 0].rename(f"r{r}"))
     frame = pd.concat(columns, axis=1)
+    # shared by every later run of this process: read-only, so no caller can alter it in place
+    values = frame.to_numpy(dtype=np.float64, copy=True)
+    values.flags.writeable = False
+    frame = pd.DataFrame(values, index=frame.index, columns=frame.columns, copy=False)
     return dataclasses.replace(first, power_w=frame)
 
 

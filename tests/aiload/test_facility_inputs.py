@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -104,3 +105,17 @@ def test_preset_fleet_size_override_and_its_validation():
     assert load.meta["spec"].fleet.nodes == 10
     with pytest.raises(InputError, match=r"FleetSpec.nodes .*got 0"):
         facility("colocation-10mw", start=START, end="1h", nodes=0, progress=False)
+
+
+def test_memoised_bundled_profiles_cannot_be_altered_by_a_caller():
+    from aiload.facility.catalogue import ProfilesCatalogue
+    from aiload.profiles import job_profile
+
+    first = ProfilesCatalogue().job_profile("llama2-70b-lora", "4xH100", 4)
+    with pytest.raises(ValueError, match="read-only"):
+        first.power_w.iloc[0, 0] = 0.0
+    again = ProfilesCatalogue().job_profile("llama2-70b-lora", "4xH100", 4)
+    # the library's own profile, replicate 0, is still what the cache holds
+    direct = job_profile("llama2-70b-lora", "4xH100", 4, extrapolate=False)
+    np.testing.assert_array_equal(again.power_w.iloc[:, 0].to_numpy(),
+                                  direct.power_w.iloc[:, 0].to_numpy())
