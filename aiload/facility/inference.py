@@ -36,8 +36,19 @@ class ServiceResult:
 
     Attributes
     ----------
+    spec : InferenceSpec
+    curve : InferenceCurve
+        Per-node power against per-node request rate [W].
+    idle_w : float
+        Power of a node without a replica [W].
+    demand : DemandShape
+        Relative demand of any slice of fine steps [-].
+    scale_per_s : float
+        Demand at relative value 1: utilisation × nodes × capacity [requests/s].
+    times_s, replicas_at : ndarray
+        Replica change points [s from the start] and the count from each on [-].
     scaling : pandas.DataFrame
-        Replica change points: ``time`` (tz-aware) and ``replicas``.
+        The same change points: ``time`` (tz-aware) and ``replicas``.
     events : int
         SimPy events processed.
     capacity_per_s : float
