@@ -27,7 +27,7 @@ from aiload.facility.summation import (
     CumulativeEnergy,
     job_energy_per_bin_j,
     numba_loaded,
-    ramp_at_edges,
+    box_seconds_per_bin,
 )
 
 __all__ = ["FacilityLoad", "facility", "BAND_PERCENTILES", "STREAM_WINDOW_BINS"]
@@ -210,15 +210,13 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         job_j = np.zeros(w1 - w0)
         for energy_j in _ordered_map(group_energy_j, list(groups.items())):
             job_j += energy_j  # in group order, whichever thread finished first
-        busy_w_ns = np.diff(ramp_at_edges(edges, sched.start_s[started] - t0,
-                                          np.minimum(end_s[started], horizon_s) - t0,
-                                          jobs.nodes[started].astype(float)))
-        queued_s = np.diff(ramp_at_edges(edges, jobs.arrival_s - t0,
-                                         np.minimum(sched.start_s, horizon_s) - t0,
-                                         np.ones(len(jobs))))
-        # the ramp sums cancel large offsets: clear float residue (|x| < 1e-6 node) before use
-        busy = np.where(np.abs(busy_w_ns) < 1e-6 * freq_s, 0.0, busy_w_ns) / freq_s
-        queued_s = np.where(np.abs(queued_s) < 1e-6 * freq_s, 0.0, queued_s)
+        busy = box_seconds_per_bin(sched.start_s[started] - t0,
+                                   np.minimum(end_s[started], horizon_s) - t0,
+                                   jobs.nodes[started].astype(float), step_s=freq_s,
+                                   n_bins=w1 - w0) / freq_s
+        queued_s = box_seconds_per_bin(jobs.arrival_s - t0,
+                                       np.minimum(sched.start_s, horizon_s) - t0, 1.0,
+                                       step_s=freq_s, n_bins=w1 - w0)
         job_w = job_j / freq_s
         idle_w = (spec.pool_nodes - busy) * fleet.idle_w
         cols: dict[str, np.ndarray] = {}

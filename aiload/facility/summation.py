@@ -32,6 +32,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from aiload.profiles._profile import Profile
 
 __all__ = ["CumulativeEnergy", "job_energy_per_bin_j", "job_energy_at_edges", "ramp_at_edges",
+           "box_seconds_per_bin",
            "placement_grid", "PLACEMENT_STEP_S", "POINTS_PER_CHUNK", "AUTO_NUMBA_MIN_POINTS",
            "AUTO_NUMBA_MIN_BATCHED_VALUES", "numba_available", "numba_loaded"]
 
@@ -160,7 +161,33 @@ def _numba_loops():
             for i in range(dst.shape[0]):
                 dst[i] += w * src[i]
 
-    return interior, place
+    # the arithmetic of CumulativeEnergy.__call__ and _kernel_table, one edge at a time, so
+    # a kernel value is the same float on either path (no fastmath: no fused multiply-add)
+    @numba.njit("void(float64[::1], float64[::1], float64, float64, float64, float64, "
+                "float64, int64[::1], int64[::1], int64[::1])", cache=False, nogil=True,
+                boundscheck=False)
+    def edges_energy(out, e, knot_s, period_s, duration_s, step_s, placement_s, row_slot,
+                     row_lo, n_edges):
+        top = e.shape[0] - 2
+        cyclic = duration_s > period_s
+        i = 0
+        for r in range(row_slot.shape[0]):
+            shift = float(row_slot[r]) * placement_s
+            for k in range(row_lo[r], row_lo[r] + n_edges[r]):
+                tau = max(float(k) * step_s - shift, 0.0)
+                tau = min(max(tau, 0.0), duration_s)
+                if cyclic:
+                    cycles = np.floor(tau / period_s)
+                    pos = (tau - cycles * period_s) / knot_s
+                    j = min(int(pos), top)
+                    out[i] = cycles * e[-1] + e[j] + (pos - j) * (e[j + 1] - e[j])
+                else:
+                    pos = tau / knot_s
+                    j = min(int(pos), top)
+                    out[i] = e[j] + (pos - j) * (e[j + 1] - e[j])
+                i += 1
+
+    return interior, place, edges_energy
 
 
 def _interior_numba():
@@ -276,6 +303,43 @@ def ramp_at_edges(
     return np.cumsum(slope[:-1]) * edges_s + np.cumsum(offset[:-1])
 
 
+def box_seconds_per_bin(
+    start_s: np.ndarray, end_s: np.ndarray, weight: np.ndarray, *, step_s: float, n_bins: int,
+) -> np.ndarray:
+    """``Σ_j w_j·|[k·f, (k+1)·f) ∩ [s_j, e_j)|`` for every bin ``k < n_bins`` [unit·s].
+
+    The per-bin form of :func:`ramp_at_edges` on the edges ``k·f`` (busy node-seconds with
+    ``weight`` = nodes, queued job-seconds with weight 1), computed without the cumulative
+    ramp: bins a box covers whole get ``w·f`` from a running count of the boxes open there,
+    its first and last bin get their parts. No large cumulative sums cancel, and each box
+    adds exactly ``w·(e − s)`` over the bins (clipped to ``[0, n_bins·f)``) however floor
+    rounding places its ends. Boxes with ``e <= s`` add nothing.
+    """
+    out = np.zeros(n_bins, dtype=np.float64)
+    span_s = n_bins * step_s
+    s = np.clip(np.asarray(start_s, dtype=np.float64), 0.0, span_s)
+    e = np.clip(np.asarray(end_s, dtype=np.float64), 0.0, span_s)
+    w = np.broadcast_to(np.asarray(weight, dtype=np.float64), s.shape)
+    keep = e > s
+    if not keep.all():
+        s, e, w = s[keep], e[keep], w[keep]
+    if len(s) == 0 or n_bins == 0:
+        return out
+    ks = np.minimum((s / step_s).astype(np.int64), n_bins - 1)
+    ke = np.minimum((e / step_s).astype(np.int64), n_bins)
+    ke = np.maximum(ke, ks)  # float rounding never puts an end before its start's bin
+    one = ke == ks
+    # whole bins ks+1 … ke−1: +w from ks+1, −w from ke (a running count of open boxes)
+    count = np.bincount(ks + 1, weights=np.where(one, 0.0, w), minlength=n_bins + 2)
+    count -= np.bincount(ke, weights=np.where(one, 0.0, w), minlength=n_bins + 2)
+    out += np.cumsum(count[:n_bins]) * step_s
+    first = np.where(one, e - s, (ks + 1) * step_s - s)  # the start bin's part
+    last = np.where(one, 0.0, e - ke * step_s)  # the end bin's part (0 when ke == n_bins)
+    out += np.bincount(ks, weights=w * first, minlength=n_bins)[:n_bins]
+    out += np.bincount(ke, weights=w * last, minlength=n_bins + 1)[:n_bins]
+    return out
+
+
 def placement_grid(step_s: float) -> tuple[float, int]:
     """Grid on which :func:`job_energy_per_bin_j` places job starts, for output step ``step_s``.
 
@@ -367,7 +431,8 @@ def job_energy_per_bin_j(
             raise ImportError("job_energy_per_bin_j(method='numba'): numba is not installed.")
     for row_slice, job_idx in _row_chunks(rows):
         row_slot, row_lo, row_hi = (a[row_slice] for a in rows[:3])
-        table, row_first = _kernel_table(curve, step_s, placement_s, row_slot, row_lo, row_hi)
+        table, row_first = _kernel_table(curve, step_s, placement_s, row_slot, row_lo, row_hi,
+                                         method="numpy" if place is None else "numba")
         row = rows[3][job_idx] - row_slice.start
         offset = row_first[row] + k0[job_idx] - row_lo[row]
         length = k1[job_idx] - k0[job_idx]
@@ -417,14 +482,24 @@ def _row_chunks(rows):
         r0 = r1
 
 
-def _kernel_table(curve, step_s, placement_s, row_slot, row_lo, row_hi):
+def _kernel_table(curve, step_s, placement_s, row_slot, row_lo, row_hi, method="auto"):
     """Energy per bin of each row's kernel, flat: row ``i``, bin ``k`` at ``first[i] + k − lo``.
 
     Edges ``τ = k·f − b·r`` for ``k = lo … hi`` with the same arithmetic in every row, so a
-    kernel value is the same float whichever row (or streaming window) evaluates it.
+    kernel value is the same float whichever row (or streaming window) evaluates it, and on
+    either path: the compiled loop (once numba is loaded, unless ``method="numpy"``) repeats
+    the operations of :class:`CumulativeEnergy` one edge at a time.
     """
     n_edges = row_hi - row_lo + 1
     first = np.concatenate(([0], np.cumsum(n_edges)[:-1]))
+    loops = _numba_loops() if _numba_loops.cache_info().currsize else None
+    if loops is not None and method != "numpy":
+        energy = np.empty(int(n_edges.sum()), dtype=np.float64)
+        loops[2](energy, curve.energy_j, float(curve.knots_s[1]), float(curve.knots_s[-1]),
+                 float(curve.duration_s), float(step_s), float(placement_s),
+                 np.ascontiguousarray(row_slot, dtype=np.int64),
+                 np.ascontiguousarray(row_lo, dtype=np.int64), n_edges.astype(np.int64))
+        return energy[1:] - energy[:-1], first
     row = np.repeat(np.arange(len(n_edges)), n_edges)
     k = (np.arange(int(n_edges.sum())) - first[row] + row_lo[row]).astype(np.float64)
     energy = curve(np.maximum(k * step_s - row_slot[row] * placement_s, 0.0))

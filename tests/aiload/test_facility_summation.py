@@ -278,6 +278,32 @@ def test_ramp_is_the_integral_of_the_boxes_in_every_bin():
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9)
 
 
+@pytest.mark.parametrize("step_s", [2.5, 1.0, 0.1, 60.0])
+def test_box_seconds_per_bin_is_the_overlap_of_each_box_with_each_bin(step_s):
+    rng = np.random.default_rng(8)
+    n_bins = 40
+    span = n_bins * step_s
+    start = rng.uniform(-0.2 * span, 1.1 * span, 400)
+    end = start + rng.uniform(0.0, 0.4 * span, 400)
+    start[:20] = np.round(start[:20] / step_s) * step_s  # ends exactly on bin edges
+    end[:20] = start[:20] + step_s * rng.integers(0, 5, 20)
+    end[20:25] = start[20:25] - 1.0  # empty boxes add nothing
+    weight = rng.integers(1, 9, 400).astype(float)
+    lo = np.arange(n_bins) * step_s
+    overlap = np.clip(np.minimum(end[:, None], lo + step_s) - np.maximum(start[:, None], lo),
+                      0.0, None)
+    want = (weight[:, None] * overlap).sum(axis=0)  # by hand, box by box
+    got = summation.box_seconds_per_bin(start, end, weight, step_s=step_s, n_bins=n_bins)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-9 * step_s)
+    # the same figures as the cumulative ramp's differences
+    ramp = np.diff(ramp_at_edges(np.arange(n_bins + 1) * step_s, start[25:], end[25:],
+                                 weight[25:]))
+    np.testing.assert_allclose(summation.box_seconds_per_bin(
+        start[25:], end[25:], weight[25:], step_s=step_s, n_bins=n_bins), ramp, rtol=1e-9,
+        atol=1e-9 * step_s)
+    assert summation.box_seconds_per_bin(start, end, weight, step_s=step_s, n_bins=0).size == 0
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_jobs_outside_the_edges_add_nothing_or_their_whole_energy(method):
     curve = CumulativeEnergy(np.array([0.0, 1.0, 2.0]), np.array([0.0, 5.0, 10.0]), 2.0)
