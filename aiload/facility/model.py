@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
-from collections import deque
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,12 +21,7 @@ from aiload.facility.jobs import ProfileCache, draw_jobs
 from aiload.facility.overheads import cooling_kw, design_overhead_factor, drybulb_c, losses_kw
 from aiload.facility.presets import resolve_spec
 from aiload.facility.spec import FacilitySpec
-from aiload.facility.summation import (
-    CumulativeEnergy,
-    job_energy_per_bin_j,
-    numba_loaded,
-    box_seconds_per_bin,
-)
+from aiload.facility.summation import CumulativeEnergy, box_seconds_per_bin, jobs_energy_per_bin_j
 
 __all__ = ["FacilityLoad", "facility", "BAND_PERCENTILES", "STREAM_WINDOW_BINS"]
 
@@ -164,7 +157,6 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
                           backfill=spec.backfill)
     bar.update(1)
     started = np.isfinite(sched.start_s)
-    end_s = sched.start_s + jobs.duration_s
     services = []
     n_fine = int(round(horizon_s / fine_s))
     for svc in spec.inference:
@@ -179,14 +171,19 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
             )
         services.append(simulate_service(svc, curve, fleet.idle_w, start, fine_s, n_fine, rng))
     bar.update(1)
-    # group started jobs by (model, nodes, replicate): one cumulative-energy curve per group
+    # group started jobs by (model, nodes, replicate, duration): one cumulative-energy curve
+    # per group; the summation adds them group by group, each in job order
+    idx_started = np.flatnonzero(started)
     groups = _group_rows(jobs.model[started], jobs.profile_nodes[started],
                          jobs.replicate[started], jobs.duration_s[started])
-    idx_started = np.flatnonzero(started)
-    curves = {
-        key: CumulativeEnergy.from_profile(cache.get(key[0], key[1]), key[2], key[3])
-        for key in groups
-    }
+    curves = [CumulativeEnergy.from_profile(cache.get(key[0], key[1]), key[2], key[3])
+              for key in groups]
+    curve_of = np.empty(len(idx_started), dtype=np.int64)
+    for g, rows in enumerate(groups.values()):
+        curve_of[rows] = g
+    run_s = sched.start_s[idx_started]
+    run_nodes = jobs.nodes[idx_started].astype(float)
+    run_end_s = run_s + jobs.duration_s[idx_started]
     per = int(round(freq_s / fine_s))
     unserved = 0.0  # requests beyond capacity, summed window by window [requests]
     serving_nodes = sum(s.nodes for s in spec.inference)
@@ -195,25 +192,14 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         w1 = min(n_bins, w0 + (STREAM_WINDOW_BINS if windows.streaming else n_bins))
         t0 = w0 * freq_s
         edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # relative to window start
-
-        def group_energy_j(item, t0=t0, w0=w0, w1=w1, edges=edges):
-            key, rows = item
-            j = idx_started[rows]
-            s = sched.start_s[j]
-            # placement moves a start by <= 0.05 s: one bin of margin keeps every job that
-            # overlaps the window once placed
-            live = (s < t0 + edges[-1] + freq_s) & (s + key[3] > t0 - freq_s)
-            return job_energy_per_bin_j(s[live], jobs.nodes[j][live].astype(float),
-                                        curves[key], step_s=freq_s, n_bins=w1 - w0,
-                                        first_bin=w0)
-
-        job_j = np.zeros(w1 - w0)
-        for energy_j in _ordered_map(group_energy_j, list(groups.items())):
-            job_j += energy_j  # in group order, whichever thread finished first
-        busy = box_seconds_per_bin(sched.start_s[started] - t0,
-                                   np.minimum(end_s[started], horizon_s) - t0,
-                                   jobs.nodes[started].astype(float), step_s=freq_s,
-                                   n_bins=w1 - w0) / freq_s
+        # placement moves a start by <= 0.05 s: one bin of margin keeps every job that
+        # overlaps the window once placed
+        live = (run_s < t0 + edges[-1] + freq_s) & (run_end_s > t0 - freq_s)
+        job_j = jobs_energy_per_bin_j(run_s[live], run_nodes[live], curve_of[live], curves,
+                                      step_s=freq_s, n_bins=w1 - w0, first_bin=w0,
+                                      threads=SUM_THREADS)
+        busy = box_seconds_per_bin(run_s - t0, np.minimum(run_end_s, horizon_s) - t0,
+                                   run_nodes, step_s=freq_s, n_bins=w1 - w0) / freq_s
         queued_s = box_seconds_per_bin(jobs.arrival_s - t0,
                                        np.minimum(sched.start_s, horizon_s) - t0, 1.0,
                                        step_s=freq_s, n_bins=w1 - w0)
@@ -264,29 +250,9 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
     }
 
 
-#: threads that sum profile groups at once (the compiled slice adds release the GIL)
+#: threads that add job profiles at once (the compiled slice adds release the GIL; each
+#: thread adds every job to its own range of output intervals, so the bits do not change)
 SUM_THREADS = min(2, os.cpu_count() or 1)
-
-
-def _ordered_map(fn, items: list):
-    """``map(fn, items)`` in order, in :data:`SUM_THREADS` threads when that can help.
-
-    Threads only once numba's loops are built (the numpy path holds the GIL) and with more
-    than one group. At most ``2 * SUM_THREADS`` results wait in memory, and they are yielded
-    in input order, so the sum the caller forms is the same bit for bit with or without
-    threads.
-    """
-    if SUM_THREADS < 2 or len(items) < 2 or not numba_loaded():
-        yield from map(fn, items)
-        return
-    with ThreadPoolExecutor(SUM_THREADS) as pool:
-        pending = deque()
-        for item in items:
-            pending.append(pool.submit(fn, item))
-            if len(pending) >= 2 * SUM_THREADS:
-                yield pending.popleft().result()
-        while pending:
-            yield pending.popleft().result()
 
 
 class _Collector:

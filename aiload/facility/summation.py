@@ -24,6 +24,8 @@ Sums are float64.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,7 +33,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from aiload.profiles._profile import Profile
 
-__all__ = ["CumulativeEnergy", "job_energy_per_bin_j", "job_energy_at_edges", "ramp_at_edges",
+__all__ = ["CumulativeEnergy", "job_energy_per_bin_j", "jobs_energy_per_bin_j",
+           "job_energy_at_edges", "ramp_at_edges",
            "box_seconds_per_bin",
            "placement_grid", "PLACEMENT_STEP_S", "POINTS_PER_CHUNK", "AUTO_NUMBA_MIN_POINTS",
            "AUTO_NUMBA_MIN_BATCHED_VALUES", "numba_available", "numba_loaded"]
@@ -150,14 +153,20 @@ def _numba_loops():
 
     # no fastmath: a fused multiply-add would round differently from the numpy path
     @numba.njit("void(float64[::1], float64[::1], int64[::1], int64[::1], int64[::1], "
-                "float64[::1])", cache=False, nogil=True, boundscheck=False)
-    def place(out, table, offset, length, pos, weight):
+                "float64[::1], int64, int64)", cache=False, nogil=True, boundscheck=False)
+    def place(out, table, offset, length, pos, weight, lo, hi):
+        # only bins lo … hi−1: threads split the bins, each adds every job in the same order
         for j in range(offset.shape[0]):
+            a = max(pos[j], lo)
+            b = min(pos[j] + length[j], hi)
+            if b <= a:
+                continue
             w = weight[j]
+            o = offset[j] + a - pos[j]
             # slices first: indexing with a non-negative loop counter lets LLVM vectorise
             # (out[pos + i] needs a wrap-around check per element and ran ~4x slower)
-            dst = out[pos[j]:pos[j] + length[j]]
-            src = table[offset[j]:offset[j] + length[j]]
+            dst = out[a:b]
+            src = table[o:o + b - a]
             for i in range(dst.shape[0]):
                 dst[i] += w * src[i]
 
@@ -365,16 +374,31 @@ def placement_grid(step_s: float) -> tuple[float, int]:
 
 def job_energy_per_bin_j(
     start_s: np.ndarray, nodes: np.ndarray, curve: CumulativeEnergy, *, step_s: float,
-    n_bins: int, first_bin: int = 0, method: str = "auto",
+    n_bins: int, first_bin: int = 0, method: str = "auto", threads: int = 1,
 ) -> np.ndarray:
     """Energy of jobs sharing one profile curve in each output bin [J], starts on the grid.
 
+    :func:`jobs_energy_per_bin_j` for one curve (see there); jobs are added in input order.
+    """
+    return jobs_energy_per_bin_j(start_s, nodes, np.zeros(len(np.atleast_1d(start_s)), np.int64),
+                                 [curve], step_s=step_s, n_bins=n_bins, first_bin=first_bin,
+                                 method=method, threads=threads)
+
+
+def jobs_energy_per_bin_j(
+    start_s: np.ndarray, nodes: np.ndarray, curve_index: np.ndarray,
+    curves: Sequence[CumulativeEnergy], *, step_s: float, n_bins: int, first_bin: int = 0,
+    method: str = "auto", threads: int = 1,
+) -> np.ndarray:
+    """Energy of jobs of several profile curves in each output bin [J], starts on the grid.
+
     Each start is rounded to the nearest multiple of ``r`` (:func:`placement_grid`), i.e.
-    ``m·f + b·r`` with bin ``m`` and slot ``b < q``. All jobs in slot ``b`` then share one
-    kernel, ``kern_b[k] = E((k+1)·f − b·r) − E(k·f − b·r)`` (``E`` clipped at 0 and at the
-    job's end, as :class:`CumulativeEnergy` does), evaluated exactly for the slots that occur,
-    and the group's energy is ``Σ_j nodes_j·kern_{b_j}`` added at bin ``m_j``. Energy is summed
-    per bin (no cumulative tails), in float64.
+    ``m·f + b·r`` with bin ``m`` and slot ``b < q``. All jobs of one curve in slot ``b`` then
+    share one kernel, ``kern_b[k] = E((k+1)·f − b·r) − E(k·f − b·r)`` (``E`` clipped at 0 and
+    at the job's end, as :class:`CumulativeEnergy` does), evaluated exactly for the (curve,
+    slot) pairs that occur, and ``nodes_j·kern_{b_j}`` is added at bin ``m_j``. Energy is
+    summed per bin (no cumulative tails), in float64, adding the jobs in order of curve and
+    then in input order, whatever the method and the number of threads.
 
     Parameters
     ----------
@@ -383,8 +407,10 @@ def job_energy_per_bin_j(
         ``[i·step_s, (i+1)·step_s)``.
     nodes : ndarray
         Node count of each job [-] (the kernel's weight).
-    curve : CumulativeEnergy
-        Per-node cumulative energy of the group's profile [J].
+    curve_index : ndarray of int
+        Each job's profile curve: an index into ``curves``.
+    curves : sequence of CumulativeEnergy
+        Per-node cumulative energy of each profile curve [J].
     step_s : float
         Output step ``f`` [s].
     n_bins : int
@@ -397,6 +423,9 @@ def job_energy_per_bin_j(
         same order, so their results are identical. ``"auto"`` uses the compiled loop when
         numba is already loaded, or is importable and the call adds at least
         :data:`AUTO_NUMBA_MIN_BATCHED_VALUES` values in batches.
+    threads : int
+        Threads of the compiled loop, each adding every job to its own range of bins (same
+        order per bin, so the same bits); the numpy path uses one.
 
     Returns
     -------
@@ -408,20 +437,29 @@ def job_energy_per_bin_j(
     out = np.zeros(n_bins, dtype=np.float64)
     start_s = np.asarray(start_s, dtype=np.float64)
     nodes = np.asarray(nodes, dtype=np.float64)
+    curve_index = np.asarray(curve_index, dtype=np.int64)
     if len(start_s) == 0 or n_bins == 0:
         return out
+    if curve_index.shape != start_s.shape or curve_index.min() < 0 or \
+            curve_index.max() >= len(curves):
+        raise ValueError(f"curve_index: expected one index into the {len(curves)} curves per "
+                         f"job, got {curve_index!r}.")
+    if np.any(curve_index[1:] < curve_index[:-1]):  # curve by curve, input order within
+        order = np.argsort(curve_index, kind="stable")
+        start_s, nodes, curve_index = start_s[order], nodes[order], curve_index[order]
     placement_s, per_bin = placement_grid(step_s)
     bin_start, slot = np.divmod(np.rint(start_s / placement_s).astype(np.int64), per_bin)
     m = bin_start - first_bin  # start bin within the window
     # the job covers [b·r, b·r + D) from the start of bin m, and b·r < f
-    width = int(np.ceil(curve.duration_s / step_s)) + 1
+    widths = np.array([int(np.ceil(c.duration_s / step_s)) + 1 for c in curves], np.int64)
     k0 = np.maximum(-m, 0)
-    k1 = np.minimum(width, n_bins - m)
+    k1 = np.minimum(widths[curve_index], n_bins - m)
     live = np.flatnonzero(k1 > k0)
     if len(live) == 0:
         return out
-    m, slot, k0, k1, nodes = m[live], slot[live], k0[live], k1[live], nodes[live]
-    rows = _kernel_rows(m, slot, k0, k1)
+    m, k0, k1, nodes = m[live], k0[live], k1[live], nodes[live]
+    key = curve_index[live] * per_bin + slot[live]  # the (curve, slot) pair
+    rows = _kernel_rows(m, key, k0, k1)
     batched = int(np.minimum(k1 - k0, _SLICE_MIN_VALUES).sum())
     place = None
     if method == "numba" or (method == "auto" and (
@@ -430,24 +468,60 @@ def job_energy_per_bin_j(
         if place is None and method == "numba":
             raise ImportError("job_energy_per_bin_j(method='numba'): numba is not installed.")
     for row_slice, job_idx in _row_chunks(rows):
-        row_slot, row_lo, row_hi = (a[row_slice] for a in rows[:3])
-        table, row_first = _kernel_table(curve, step_s, placement_s, row_slot, row_lo, row_hi,
-                                         method="numpy" if place is None else "numba")
+        row_key, row_lo, row_hi = (a[row_slice] for a in rows[:3])
+        table, row_first = _curves_table(curves, step_s, placement_s, per_bin, row_key,
+                                         row_lo, row_hi, "numpy" if place is None else "numba")
         row = rows[3][job_idx] - row_slice.start
         offset = row_first[row] + k0[job_idx] - row_lo[row]
         length = k1[job_idx] - k0[job_idx]
         pos = m[job_idx] + k0[job_idx]
-        if place is not None:
-            place(out, table, offset, length, pos, nodes[job_idx])
-        else:
+        if place is None:
             _place_numpy(out, table, offset, length, pos, nodes[job_idx])
+        else:
+            _place_compiled(place, out, table, offset, length, pos, nodes[job_idx], threads)
     return out
+
+
+#: the compiled slice adds use threads only from this many values on (a thread costs ~0.1 ms)
+_THREAD_MIN_VALUES = 1_000_000
+
+
+def _place_compiled(place, out, table, offset, length, pos, weight, threads):
+    """The compiled slice adds over all bins, split into ``threads`` ranges of bins."""
+    n = len(out)
+    if threads < 2 or n < 2 * threads or int(length.sum()) < _THREAD_MIN_VALUES:
+        place(out, table, offset, length, pos, weight, 0, n)
+        return
+    cuts = np.linspace(0, n, threads + 1).astype(np.int64).tolist()
+    with ThreadPoolExecutor(threads) as pool:
+        done = [pool.submit(place, out, table, offset, length, pos, weight, lo, hi)
+                for lo, hi in zip(cuts[:-1], cuts[1:])]
+        for fut in done:
+            fut.result()
+
+
+def _curves_table(curves, step_s, placement_s, per_bin, row_key, row_lo, row_hi, method):
+    """:func:`_kernel_table` for rows of several curves (``row_key = curve·q + slot``)."""
+    row_curve = row_key // per_bin
+    cut = (np.flatnonzero(np.diff(row_curve)) + 1).tolist()
+    parts, firsts, base = [], [], 0
+    for a, b in zip([0] + cut, cut + [len(row_key)]):
+        table, first = _kernel_table(curves[int(row_curve[a])], step_s, placement_s,
+                                     row_key[a:b] % per_bin, row_lo[a:b], row_hi[a:b],
+                                     method=method)
+        parts.append(table)
+        firsts.append(first + base)
+        # a run's last difference spans into the next run: never read (as across rows)
+        base += len(table) + 1
+        parts.append(np.zeros(1))
+    return np.concatenate(parts), np.concatenate(firsts)
 
 
 def _kernel_rows(m, slot, k0, k1):
     """Kernel rows to evaluate: ``(slot, lo, hi, row of each job)``, sorted by row.
 
-    Jobs that start in the window share their slot's row, ``k = 0 … max(k1)``; a job that
+    ``slot`` is any integer key of a kernel (here ``curve·q + slot``). Jobs that start in the
+    window share their key's row, ``k = 0 … max(k1)``, in key order; a job that
     started before it (``m < 0``) gets a row of its own holding just the part it needs, so a
     long job seen through many streaming windows costs its own length, not the kernel's
     length in every window.

@@ -240,21 +240,21 @@ def test_streamed_windows_give_the_in_memory_series(tmp_path, monkeypatch):
     np.testing.assert_allclose(streamed["it_kw"], whole["it_kw"], rtol=1e-12)
 
 
-def test_groups_summed_in_threads_give_the_same_bits(monkeypatch):
-    """Two threads sum the profile groups; the results are added in group order, so the
+def test_jobs_summed_in_threads_give_the_same_bits(monkeypatch):
+    """Threads split the output intervals and each adds every job in the same order, so the
     series is bit-for-bit the single-threaded one."""
     from aiload.facility import model
 
     if not summation.numba_available():  # builds the compiled loops: threads need them
-        pytest.skip("numba is not installed: groups are summed in one thread")
+        pytest.skip("numba is not installed: jobs are summed in one thread")
     pools = []
 
-    class CountingPool(model.ThreadPoolExecutor):
+    class CountingPool(summation.ThreadPoolExecutor):
         def __init__(self, *args, **kwargs):
             pools.append(args)
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(model, "ThreadPoolExecutor", CountingPool)
+    monkeypatch.setattr(summation, "ThreadPoolExecutor", CountingPool)
     kw = dict(end="1D", freq="1s", **COLOCATION)
     monkeypatch.setattr(model, "SUM_THREADS", 2)
     threaded = facility("colocation-10mw", **kw).power
@@ -262,6 +262,33 @@ def test_groups_summed_in_threads_give_the_same_bits(monkeypatch):
     monkeypatch.setattr(model, "SUM_THREADS", 1)
     single = facility("colocation-10mw", **kw).power
     pd.testing.assert_frame_equal(threaded, single, check_exact=True)
+
+
+def test_several_curves_are_the_sum_of_each_curve_alone(monkeypatch):
+    """Jobs of three curves in one call: each curve's jobs alone give their own energy (a
+    second computation), the call adds them curve by curve in input order, and any number of
+    threads gives the same bits."""
+    rng = np.random.default_rng(5)
+    curves = [cyclic_curve(d, seed=i)[1] for i, d in enumerate((150.0, 2400.0, 20.0))]
+    which = rng.integers(0, 3, 500)
+    starts_s = rng.uniform(-2400.0, 6000.0, 500)
+    nodes = rng.integers(1, 33, 500).astype(float)
+    kw = dict(step_s=1.0, n_bins=5000, first_bin=30)
+    alone = [summation.job_energy_per_bin_j(starts_s[which == c], nodes[which == c], curve,
+                                            method="numpy", **kw)
+             for c, curve in enumerate(curves)]
+    monkeypatch.setattr(summation, "_THREAD_MIN_VALUES", 0)
+    for method in METHODS:
+        got = [summation.jobs_energy_per_bin_j(starts_s, nodes, which, curves, method=method,
+                                               threads=threads, **kw) for threads in (1, 2, 3)]
+        np.testing.assert_allclose(got[0], alone[0] + alone[1] + alone[2], rtol=1e-12,
+                                   atol=1e-9 * got[0].max())
+        for other in got[1:]:
+            np.testing.assert_array_equal(other, got[0])
+    # a job whose curve index is off the list is refused
+    with pytest.raises(ValueError, match="one index into the 3 curves per job"):
+        summation.jobs_energy_per_bin_j(starts_s[:2], nodes[:2], np.array([0, 3]), curves,
+                                        **kw)
 
 
 def test_ramp_is_the_integral_of_the_boxes_in_every_bin():
