@@ -276,8 +276,13 @@ class _Collector:
             self.parts.append(cols)
 
     def frame(self) -> pd.DataFrame:
-        cols = {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
-        return pd.DataFrame(cols, index=self.index(0, self.n_bins))
+        if len(self.parts) == 1:
+            cols = self.parts[0]
+        else:
+            cols = {k: np.concatenate([p[k] for p in self.parts]) for k in self.parts[0]}
+        # the columns are fresh arrays owned by the frame: kept as they are, not copied into
+        # one block (a copy of the whole series)
+        return pd.DataFrame(cols, index=self.index(0, self.n_bins), copy=False)
 
 
 def _jobs_frame(start: pd.Timestamp, out: dict) -> pd.DataFrame:

@@ -170,7 +170,7 @@ def _numba_loops():
             for i in range(dst.shape[0]):
                 dst[i] += w * src[i]
 
-    # the arithmetic of CumulativeEnergy.__call__ and _kernel_table, one edge at a time, so
+    # the arithmetic of CumulativeEnergy.__call__ and _kernel_energy, one edge at a time, so
     # a kernel value is the same float on either path (no fastmath: no fused multiply-add)
     @numba.njit("void(float64[::1], float64[::1], float64, float64, float64, float64, "
                 "float64, int64[::1], int64[::1], int64[::1])", cache=False, nogil=True,
@@ -501,20 +501,22 @@ def _place_compiled(place, out, table, offset, length, pos, weight, threads):
 
 
 def _curves_table(curves, step_s, placement_s, per_bin, row_key, row_lo, row_hi, method):
-    """:func:`_kernel_table` for rows of several curves (``row_key = curve·q + slot``)."""
+    """Energy per bin of each row's kernel for rows of several curves, flat.
+
+    ``row_key = curve·q + slot``; row ``i``, bin ``k`` at ``first[i] + k − lo``. Each run of
+    rows of one curve is evaluated into its part of one array of edge energies; their
+    differences across two rows (or two runs) are never read.
+    """
+    n_edges = row_hi - row_lo + 1
+    first = np.concatenate(([0], np.cumsum(n_edges)[:-1]))
+    energy = np.empty(int(n_edges.sum()), dtype=np.float64)
     row_curve = row_key // per_bin
     cut = (np.flatnonzero(np.diff(row_curve)) + 1).tolist()
-    parts, firsts, base = [], [], 0
     for a, b in zip([0] + cut, cut + [len(row_key)]):
-        table, first = _kernel_table(curves[int(row_curve[a])], step_s, placement_s,
-                                     row_key[a:b] % per_bin, row_lo[a:b], row_hi[a:b],
-                                     method=method)
-        parts.append(table)
-        firsts.append(first + base)
-        # a run's last difference spans into the next run: never read (as across rows)
-        base += len(table) + 1
-        parts.append(np.zeros(1))
-    return np.concatenate(parts), np.concatenate(firsts)
+        stop = first[b] if b < len(first) else len(energy)
+        _kernel_energy(energy[first[a]:stop], curves[int(row_curve[a])], step_s, placement_s,
+                       row_key[a:b] % per_bin, row_lo[a:b], n_edges[a:b], method)
+    return energy[1:] - energy[:-1], first
 
 
 def _kernel_rows(m, slot, k0, k1):
@@ -556,29 +558,24 @@ def _row_chunks(rows):
         r0 = r1
 
 
-def _kernel_table(curve, step_s, placement_s, row_slot, row_lo, row_hi, method="auto"):
-    """Energy per bin of each row's kernel, flat: row ``i``, bin ``k`` at ``first[i] + k − lo``.
+def _kernel_energy(out, curve, step_s, placement_s, row_slot, row_lo, n_edges, method):
+    """Cumulative energy at the edges ``τ = k·f − b·r``, ``k = lo … lo + n − 1``, row by row.
 
-    Edges ``τ = k·f − b·r`` for ``k = lo … hi`` with the same arithmetic in every row, so a
-    kernel value is the same float whichever row (or streaming window) evaluates it, and on
-    either path: the compiled loop (once numba is loaded, unless ``method="numpy"``) repeats
-    the operations of :class:`CumulativeEnergy` one edge at a time.
+    On either path the same floats: the compiled loop (once numba is loaded, unless
+    ``method="numpy"``) repeats the operations of :class:`CumulativeEnergy` one edge at a time.
     """
-    n_edges = row_hi - row_lo + 1
-    first = np.concatenate(([0], np.cumsum(n_edges)[:-1]))
     loops = _numba_loops() if _numba_loops.cache_info().currsize else None
     if loops is not None and method != "numpy":
-        energy = np.empty(int(n_edges.sum()), dtype=np.float64)
-        loops[2](energy, curve.energy_j, float(curve.knots_s[1]), float(curve.knots_s[-1]),
+        loops[2](out, curve.energy_j, float(curve.knots_s[1]), float(curve.knots_s[-1]),
                  float(curve.duration_s), float(step_s), float(placement_s),
                  np.ascontiguousarray(row_slot, dtype=np.int64),
-                 np.ascontiguousarray(row_lo, dtype=np.int64), n_edges.astype(np.int64))
-        return energy[1:] - energy[:-1], first
+                 np.ascontiguousarray(row_lo, dtype=np.int64),
+                 np.ascontiguousarray(n_edges, dtype=np.int64))
+        return
+    first = np.concatenate(([0], np.cumsum(n_edges)[:-1]))
     row = np.repeat(np.arange(len(n_edges)), n_edges)
-    k = (np.arange(int(n_edges.sum())) - first[row] + row_lo[row]).astype(np.float64)
-    energy = curve(np.maximum(k * step_s - row_slot[row] * placement_s, 0.0))
-    # the difference across two rows' boundary is never read
-    return energy[1:] - energy[:-1], first
+    k = (np.arange(len(out)) - first[row] + row_lo[row]).astype(np.float64)
+    out[:] = curve(np.maximum(k * step_s - row_slot[row] * placement_s, 0.0))
 
 
 def _place_numpy(out, table, offset, length, pos, weight):
