@@ -24,7 +24,7 @@ Sums are float64.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -33,7 +33,8 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from aiload.profiles._profile import Profile
 
-__all__ = ["CumulativeEnergy", "job_energy_per_bin_j", "jobs_energy_per_bin_j",
+__all__ = ["CumulativeEnergy", "job_energy_per_bin_j", "jobs_energy_per_bin_j", "plan_jobs_energy",
+           "Placement", "KernelCache",
            "job_energy_at_edges", "ramp_at_edges",
            "box_seconds_per_bin",
            "placement_grid", "PLACEMENT_STEP_S", "POINTS_PER_CHUNK", "AUTO_NUMBA_MIN_POINTS",
@@ -388,7 +389,7 @@ def job_energy_per_bin_j(
 def jobs_energy_per_bin_j(
     start_s: np.ndarray, nodes: np.ndarray, curve_index: np.ndarray,
     curves: Sequence[CumulativeEnergy], *, step_s: float, n_bins: int, first_bin: int = 0,
-    method: str = "auto", threads: int = 1,
+    method: str = "auto", threads: int = 1, kernels: KernelCache | None = None,
 ) -> np.ndarray:
     """Energy of jobs of several profile curves in each output bin [J], starts on the grid.
 
@@ -426,24 +427,83 @@ def jobs_energy_per_bin_j(
     threads : int
         Threads of the compiled loop, each adding every job to its own range of bins (same
         order per bin, so the same bits); the numpy path uses one.
+    kernels : KernelCache, optional
+        Kernel rows kept across calls of one run (windows, time slices): built for the same
+        ``curves`` and ``step_s``. Same result as without.
 
     Returns
     -------
     ndarray of float64, shape ``(n_bins,)``
         Energy per bin [J]; divide by ``step_s`` for the mean power [W].
     """
+    out = np.zeros(n_bins, dtype=np.float64)
+    return plan_jobs_energy(start_s, nodes, curve_index, curves, step_s=step_s, n_bins=n_bins,
+                            first_bin=first_bin, method=method,
+                            kernels=kernels).add_to(out, threads)
+
+
+@dataclass(frozen=True)
+class Placement:
+    """The slice adds planned by :func:`plan_jobs_energy`; :meth:`add_to` performs them.
+
+    Attributes
+    ----------
+    n_bins : int
+        Length of the output the adds are for [-].
+    compiled : bool
+        Whether the compiled loop performs them (else numpy, same bits).
+    chunks : iterable
+        ``(table, offset, length, pos, weight)`` per chunk: ``out[pos_j + i] += weight_j ·
+        table[offset_j + i]`` for ``i < length_j``. Read once.
+    """
+
+    n_bins: int
+    compiled: bool
+    chunks: Iterable
+
+    def add_to(self, out: np.ndarray, threads: int = 1) -> np.ndarray:
+        """Add the planned energy into ``out`` (float64, contiguous, ``n_bins`` long) [J].
+
+        The compiled adds release the GIL: a placement planned in one thread can be added
+        in another while the first goes on (the facility model overlaps it with SimPy).
+        """
+        if out.shape != (self.n_bins,) or out.dtype != np.float64:
+            raise ValueError(f"out: expected float64 of shape ({self.n_bins},), got "
+                             f"{out.dtype} of shape {out.shape}.")
+        place = _place_numba() if self.compiled else None
+        for table, offset, length, pos, weight in self.chunks:
+            if place is None:
+                _place_numpy(out, table, offset, length, pos, weight)
+            else:
+                _place_compiled(place, out, table, offset, length, pos, weight, threads)
+        return out
+
+
+def plan_jobs_energy(
+    start_s: np.ndarray, nodes: np.ndarray, curve_index: np.ndarray,
+    curves: Sequence[CumulativeEnergy], *, step_s: float, n_bins: int, first_bin: int = 0,
+    method: str = "auto", kernels: KernelCache | None = None,
+) -> Placement:
+    """Plan the slice adds of :func:`jobs_energy_per_bin_j` (same parameters) without doing them.
+
+    With ``kernels`` the kernel tables are built here (missing rows only); without, chunk by
+    chunk as the adds are performed.
+    """
     if method not in ("auto", "numba", "numpy"):
         raise ValueError(f"method: expected 'auto', 'numba' or 'numpy', got {method!r}.")
-    out = np.zeros(n_bins, dtype=np.float64)
     start_s = np.asarray(start_s, dtype=np.float64)
     nodes = np.asarray(nodes, dtype=np.float64)
     curve_index = np.asarray(curve_index, dtype=np.int64)
     if len(start_s) == 0 or n_bins == 0:
-        return out
+        return Placement(n_bins, False, ())
     if curve_index.shape != start_s.shape or curve_index.min() < 0 or \
             curve_index.max() >= len(curves):
         raise ValueError(f"curve_index: expected one index into the {len(curves)} curves per "
                          f"job, got {curve_index!r}.")
+    if kernels is not None and (len(kernels.curves) != len(curves) or any(
+            a is not b for a, b in zip(kernels.curves, curves)) or kernels.step_s != step_s):
+        raise ValueError("kernels: a KernelCache built for other curves or another step_s; "
+                         "build one per run with KernelCache(curves, step_s).")
     if np.any(curve_index[1:] < curve_index[:-1]):  # curve by curve, input order within
         order = np.argsort(curve_index, kind="stable")
         start_s, nodes, curve_index = start_s[order], nodes[order], curve_index[order]
@@ -451,15 +511,14 @@ def jobs_energy_per_bin_j(
     bin_start, slot = np.divmod(np.rint(start_s / placement_s).astype(np.int64), per_bin)
     m = bin_start - first_bin  # start bin within the window
     # the job covers [b·r, b·r + D) from the start of bin m, and b·r < f
-    widths = np.array([int(np.ceil(c.duration_s / step_s)) + 1 for c in curves], np.int64)
+    widths = _kernel_widths(curves, step_s)
     k0 = np.maximum(-m, 0)
     k1 = np.minimum(widths[curve_index], n_bins - m)
     live = np.flatnonzero(k1 > k0)
     if len(live) == 0:
-        return out
+        return Placement(n_bins, False, ())
     m, k0, k1, nodes = m[live], k0[live], k1[live], nodes[live]
     key = curve_index[live] * per_bin + slot[live]  # the (curve, slot) pair
-    rows = _kernel_rows(m, key, k0, k1)
     batched = int(np.minimum(k1 - k0, _SLICE_MIN_VALUES).sum())
     place = None
     if method == "numba" or (method == "auto" and (
@@ -467,19 +526,103 @@ def jobs_energy_per_bin_j(
         place = _place_numba()
         if place is None and method == "numba":
             raise ImportError("job_energy_per_bin_j(method='numba'): numba is not installed.")
+    table_method = "numpy" if place is None else "numba"
+    if kernels is not None:
+        offset = kernels.offsets(key, table_method) + k0
+        return Placement(n_bins, place is not None,
+                         [(kernels.table, offset, k1 - k0, m + k0, nodes)])
+    return Placement(n_bins, place is not None,
+                     _chunks(curves, step_s, m, key, k0, k1, nodes, table_method))
+
+
+def _chunks(curves, step_s, m, key, k0, k1, nodes, method):
+    """The slice adds chunk by chunk, each chunk's kernel table built when it is reached."""
+    placement_s, per_bin = placement_grid(step_s)
+    rows = _kernel_rows(m, key, k0, k1)
     for row_slice, job_idx in _row_chunks(rows):
         row_key, row_lo, row_hi = (a[row_slice] for a in rows[:3])
         table, row_first = _curves_table(curves, step_s, placement_s, per_bin, row_key,
-                                         row_lo, row_hi, "numpy" if place is None else "numba")
+                                         row_lo, row_hi, method)
         row = rows[3][job_idx] - row_slice.start
-        offset = row_first[row] + k0[job_idx] - row_lo[row]
-        length = k1[job_idx] - k0[job_idx]
-        pos = m[job_idx] + k0[job_idx]
-        if place is None:
-            _place_numpy(out, table, offset, length, pos, nodes[job_idx])
-        else:
-            _place_compiled(place, out, table, offset, length, pos, nodes[job_idx], threads)
-    return out
+        yield (table, row_first[row] + k0[job_idx] - row_lo[row], k1[job_idx] - k0[job_idx],
+               m[job_idx] + k0[job_idx], nodes[job_idx])
+
+
+def _kernel_widths(curves, step_s) -> np.ndarray:
+    """Bins a job of each curve can touch once placed: ``ceil(D / f) + 1`` [-]."""
+    return np.array([int(np.ceil(c.duration_s / step_s)) + 1 for c in curves], np.int64)
+
+
+class KernelCache:
+    """Whole per-bin kernels of profile curves at one output step, built once and kept.
+
+    Row ``(curve c, slot b)`` holds ``kern_b[k]`` for every ``k < ceil(D_c / f) + 1``, the
+    same floats :func:`jobs_energy_per_bin_j` evaluates without a cache. The windows of a
+    streamed run and the time slices of the facility model then share the rows instead of
+    rebuilding them: a job that started in an earlier window reads its row from ``k0``.
+    Memory: at most :meth:`bound_values` floats.
+
+    Rows are only added, never changed; a growing table is a new array, so a placement
+    planned earlier keeps reading the array it was planned with.
+    """
+
+    def __init__(self, curves: Sequence[CumulativeEnergy], step_s: float) -> None:
+        self.curves = tuple(curves)
+        self.step_s = float(step_s)
+        self._placement_s, self._per_bin = placement_grid(step_s)
+        self._widths = _kernel_widths(self.curves, step_s)
+        self._buf = np.empty(0, dtype=np.float64)
+        self._size = 0
+        self._keys = np.empty(0, dtype=np.int64)  # sorted
+        self._first = np.empty(0, dtype=np.int64)
+
+    @staticmethod
+    def bound_values(curves: Sequence[CumulativeEnergy], step_s: float,
+                     curve_index: np.ndarray) -> int:
+        """Most floats a cache can hold for jobs of these curves: ``Σ_c (width_c + 1)·min(q, n_c)``
+        (a row takes its kernel and one separating value)."""
+        per_bin = placement_grid(step_s)[1]
+        jobs = np.bincount(np.asarray(curve_index, dtype=np.int64), minlength=len(curves))
+        return int(((_kernel_widths(curves, step_s) + 1) * np.minimum(jobs, per_bin)).sum())
+
+    @property
+    def table(self) -> np.ndarray:
+        """All rows, flat (read-only use)."""
+        return self._buf[:self._size]
+
+    def offsets(self, key: np.ndarray, method: str = "auto") -> np.ndarray:
+        """Where row ``key = curve·q + slot`` starts in :attr:`table`, building missing rows."""
+        uniq = np.unique(key)
+        at = np.searchsorted(self._keys, uniq)
+        known = (at < len(self._keys)) & (self._keys[np.minimum(at, len(self._keys) - 1)] == uniq) \
+            if len(self._keys) else np.zeros(len(uniq), dtype=bool)
+        if not known.all():
+            self._add(uniq[~known], method)
+        return self._first[np.searchsorted(self._keys, key)]
+
+    def _add(self, keys: np.ndarray, method: str) -> None:
+        curve, slot = np.divmod(keys, self._per_bin)
+        n_edges = self._widths[curve] + 1
+        first = np.concatenate(([0], np.cumsum(n_edges)[:-1]))
+        energy = np.empty(int(n_edges.sum()), dtype=np.float64)
+        cut = (np.flatnonzero(np.diff(curve)) + 1).tolist()
+        for a, b in zip([0] + cut, cut + [len(keys)]):
+            stop = first[b] if b < len(first) else len(energy)
+            _kernel_energy(energy[first[a]:stop], self.curves[int(curve[a])], self.step_s,
+                           self._placement_s, slot[a:b], np.zeros(b - a, dtype=np.int64),
+                           n_edges[a:b], method)
+        values = energy[1:] - energy[:-1]  # row i at first[i] … first[i] + width − 1
+        need = self._size + len(values)
+        if need > len(self._buf):
+            grown = np.empty(max(need, 2 * len(self._buf)), dtype=np.float64)
+            grown[:self._size] = self._buf[:self._size]
+            self._buf = grown
+        self._buf[self._size:need] = values
+        all_keys = np.concatenate((self._keys, keys))
+        all_first = np.concatenate((self._first, self._size + first))
+        order = np.argsort(all_keys, kind="stable")
+        self._keys, self._first = all_keys[order], all_first[order]
+        self._size = need
 
 
 #: the compiled slice adds use threads only from this many values on (a thread costs ~0.1 ms)

@@ -291,6 +291,40 @@ def test_several_curves_are_the_sum_of_each_curve_alone(monkeypatch):
                                         **kw)
 
 
+@pytest.mark.parametrize("step_s", [1.0, 60.0, 0.1])
+def test_kernel_cache_gives_the_same_bits_in_every_window(step_s):
+    """Rows kept across windows (a job from an earlier window reads its row from k0) give
+    exactly the figures computed without a cache, window by window, on either path."""
+    rng = np.random.default_rng(9)
+    curves = [cyclic_curve(d, seed=i)[1] for i, d in enumerate((150.0, 2400.0, 20.0))]
+    which = rng.integers(0, 3, 400)
+    starts_s = rng.uniform(0.0, 3000.0 * step_s, 400)
+    nodes = rng.integers(1, 33, 400).astype(float)
+    for method in METHODS:
+        kernels = summation.KernelCache(curves, step_s)
+        for first_bin, n_bins in ((0, 700), (700, 1300), (2000, 1500)):
+            kw = dict(step_s=step_s, n_bins=n_bins, first_bin=first_bin, method=method)
+            cached = summation.jobs_energy_per_bin_j(starts_s, nodes, which, curves,
+                                                     kernels=kernels, **kw)
+            plain = summation.jobs_energy_per_bin_j(starts_s, nodes, which, curves, **kw)
+            np.testing.assert_array_equal(cached, plain)
+        assert 0 < kernels.table.size <= summation.KernelCache.bound_values(curves, step_s, which)
+    with pytest.raises(ValueError, match="built for other curves or another step_s"):
+        summation.jobs_energy_per_bin_j(starts_s, nodes, which, curves, step_s=2 * step_s,
+                                        n_bins=10, kernels=kernels)
+
+
+def test_a_placement_adds_into_an_output_of_its_length_only():
+    curve = CumulativeEnergy(np.array([0.0, 1.0]), np.array([0.0, 5.0]), 1.0)
+    plan = summation.plan_jobs_energy(np.array([0.5]), np.array([2.0]), np.array([0]), [curve],
+                                      step_s=1.0, n_bins=3)
+    with pytest.raises(ValueError, match=r"expected float64 of shape \(3,\), got float64 of "
+                                         r"shape \(4,\)"):
+        plan.add_to(np.zeros(4))
+    out = plan.add_to(np.zeros(3))
+    np.testing.assert_allclose(out, [5.0, 5.0, 0.0])  # 2 nodes x 5 W over [0.5, 1.5) s
+
+
 def test_ramp_is_the_integral_of_the_boxes_in_every_bin():
     rng = np.random.default_rng(7)
     edges = np.arange(0.0, 101.0, 2.5)
