@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import itertools
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,7 +48,8 @@ class Schedule:
 
 def schedule_jobs(
     arrival_s: np.ndarray, nodes: np.ndarray, duration_s: np.ndarray, capacity_nodes: int,
-    horizon_s: float, *, backfill: bool = True,
+    horizon_s: float, *, backfill: bool = True, checkpoints_s: Sequence[float] = (),
+    on_checkpoint: Callable[[float, list], None] | None = None,
 ) -> Schedule:
     """FIFO scheduling of jobs on ``capacity_nodes`` nodes, with optional EASY backfilling.
 
@@ -63,6 +65,12 @@ def schedule_jobs(
         EASY backfilling: a queued job may jump ahead if it fits now and either ends before
         the head job's reserved start (the *shadow time*) or uses only nodes the head job
         will not need then.
+    checkpoints_s, on_checkpoint : optional
+        At each checkpoint time [s] before the horizon, ``on_checkpoint(t, starts)`` is called
+        with the start times decided so far (a list indexed by job, ``inf`` where not started;
+        read it, do not keep or change it). Every job that starts before ``t`` is in it. The
+        calls change nothing in the schedule (the facility model uses them to sum power
+        behind the clock).
 
     Notes
     -----
@@ -204,6 +212,11 @@ def schedule_jobs(
 
     if n_jobs:
         timeout(arr[0], 0).callbacks.append(on_arrival)
+    if on_checkpoint is not None:
+        for at_s in checkpoints_s:
+            if 0.0 <= at_s < horizon_s:
+                timeout(at_s, at_s).callbacks.append(
+                    lambda event: on_checkpoint(event.value, starts))
     env.run(until=horizon_s)
     start_s = np.asarray(starts, dtype=np.float64)
     arrivals = int(np.count_nonzero(arrival_s < horizon_s))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,7 +22,13 @@ from aiload.facility.jobs import ProfileCache, draw_jobs
 from aiload.facility.overheads import cooling_kw, design_overhead_factor, drybulb_c, losses_kw
 from aiload.facility.presets import resolve_spec
 from aiload.facility.spec import FacilitySpec
-from aiload.facility.summation import CumulativeEnergy, box_seconds_per_bin, jobs_energy_per_bin_j
+from aiload.facility.summation import (
+    CumulativeEnergy,
+    KernelCache,
+    box_seconds_per_bin,
+    numba_loaded,
+    plan_jobs_energy,
+)
 
 __all__ = ["FacilityLoad", "facility", "BAND_PERCENTILES", "STREAM_WINDOW_BINS"]
 
@@ -153,8 +160,73 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
                 f"OverheadSpec.power_cap_kw = {spec.overheads.power_cap_kw} kW leaves room for "
                 f"{max(capacity, 0)} busy nodes, fewer than the largest job; raise the cap."
             )
-    sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
-                          backfill=spec.backfill)
+    # one cumulative-energy curve per (model, nodes, replicate, duration); the summation adds
+    # the jobs curve by curve (in this sorted order), each curve's jobs in job order
+    groups = _group_rows(jobs.model, jobs.profile_nodes, jobs.replicate, jobs.duration_s)
+    curves = [CumulativeEnergy.from_profile(cache.get(key[0], key[1]), key[2], key[3])
+              for key in groups]
+    curve_of = np.empty(len(jobs), dtype=np.int64)
+    for g, rows in enumerate(groups.values()):
+        curve_of[rows] = g
+    kernels = None
+    if curves and KernelCache.bound_values(curves, freq_s, curve_of) <= KERNEL_CACHE_MAX_VALUES:
+        kernels = KernelCache(curves, freq_s)
+    nodes_f = jobs.nodes.astype(float)
+
+    def plan(start_s: np.ndarray, w0: int, w1: int):
+        """The job energy of bins ``w0 … w1 − 1`` from the starts decided so far."""
+        t0, t1 = w0 * freq_s, w1 * freq_s
+        # placement moves a start by <= 0.05 s: one bin of margin keeps every job that
+        # overlaps the bins once placed; jobs not started (inf) drop out, and so do the jobs
+        # that arrive after the bins (they cannot have started before)
+        hi = int(np.searchsorted(jobs.arrival_s, t1 + freq_s, side="left"))
+        s = start_s[:hi]
+        live = np.flatnonzero((s < t1 + freq_s) & (s + jobs.duration_s[:hi] > t0 - freq_s))
+        return plan_jobs_energy(start_s[live], nodes_f[live], curve_of[live], curves,
+                                step_s=freq_s, n_bins=w1 - w0, first_bin=w0, kernels=kernels)
+
+    job_j_all = None
+    slices = []
+    if (not windows.streaming and kernels is not None and SUM_THREADS >= 2 and numba_loaded()
+            and n_bins >= OVERLAP_MIN_BINS
+            and jobs.duration_s.mean() >= OVERLAP_MIN_BINS_PER_JOB * freq_s):
+        # sum the jobs behind SimPy's clock: once the clock passes a slice of the output (and
+        # a margin), every job that touches it has started; its compiled adds run in a second
+        # thread (they release the GIL) while SimPy goes on. Same bits as summing afterwards.
+        cuts = np.linspace(0, n_bins, OVERLAP_SLICES + 1).astype(np.int64).tolist()
+        slices = list(zip(cuts[:-1], cuts[1:]))
+        job_j_all = np.zeros(n_bins)
+    pending = []
+    pool = ThreadPoolExecutor(1) if slices else None
+    decided = np.full(len(jobs), np.inf) if slices else None
+    settled = 0  # jobs before this one had all started at the last checkpoint
+
+    def on_checkpoint(now_s: float, starts: list) -> None:
+        nonlocal settled
+        # copy only what may have changed: from the first job not started last time up to
+        # the last arrival so far (starts, once set, never change)
+        arrived = int(np.searchsorted(jobs.arrival_s, now_s, side="right"))
+        if arrived > settled:
+            part = np.asarray(starts[settled:arrived], dtype=np.float64)
+            decided[settled:arrived] = part
+            waiting = np.flatnonzero(np.isinf(part))
+            settled += int(waiting[0]) if len(waiting) else len(part)
+        while len(pending) < len(slices) - 1 and (slices[len(pending)][1] + 2) * freq_s <= now_s:
+            w0, w1 = slices[len(pending)]
+            pending.append(pool.submit(plan(decided, w0, w1).add_to, job_j_all[w0:w1]))
+
+    try:
+        sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
+                              backfill=spec.backfill,
+                              checkpoints_s=[(w1 + 2) * freq_s for _, w1 in slices[:-1]],
+                              on_checkpoint=on_checkpoint if slices else None)
+        for w0, w1 in slices[len(pending):]:  # the rest, with every thread
+            plan(sched.start_s, w0, w1).add_to(job_j_all[w0:w1], SUM_THREADS)
+        for done in pending:
+            done.result()
+    finally:
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
     bar.update(1)
     started = np.isfinite(sched.start_s)
     services = []
@@ -171,18 +243,9 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
             )
         services.append(simulate_service(svc, curve, fleet.idle_w, start, fine_s, n_fine, rng))
     bar.update(1)
-    # group started jobs by (model, nodes, replicate, duration): one cumulative-energy curve
-    # per group; the summation adds them group by group, each in job order
     idx_started = np.flatnonzero(started)
-    groups = _group_rows(jobs.model[started], jobs.profile_nodes[started],
-                         jobs.replicate[started], jobs.duration_s[started])
-    curves = [CumulativeEnergy.from_profile(cache.get(key[0], key[1]), key[2], key[3])
-              for key in groups]
-    curve_of = np.empty(len(idx_started), dtype=np.int64)
-    for g, rows in enumerate(groups.values()):
-        curve_of[rows] = g
     run_s = sched.start_s[idx_started]
-    run_nodes = jobs.nodes[idx_started].astype(float)
+    run_nodes = nodes_f[idx_started]
     run_end_s = run_s + jobs.duration_s[idx_started]
     per = int(round(freq_s / fine_s))
     unserved = 0.0  # requests beyond capacity, summed window by window [requests]
@@ -192,12 +255,10 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         w1 = min(n_bins, w0 + (STREAM_WINDOW_BINS if windows.streaming else n_bins))
         t0 = w0 * freq_s
         edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # relative to window start
-        # placement moves a start by <= 0.05 s: one bin of margin keeps every job that
-        # overlaps the window once placed
-        live = (run_s < t0 + edges[-1] + freq_s) & (run_end_s > t0 - freq_s)
-        job_j = jobs_energy_per_bin_j(run_s[live], run_nodes[live], curve_of[live], curves,
-                                      step_s=freq_s, n_bins=w1 - w0, first_bin=w0,
-                                      threads=SUM_THREADS)
+        if job_j_all is not None:
+            job_j = job_j_all[w0:w1]
+        else:
+            job_j = plan(sched.start_s, w0, w1).add_to(np.zeros(w1 - w0), SUM_THREADS)
         busy = box_seconds_per_bin(run_s - t0, np.minimum(run_end_s, horizon_s) - t0,
                                    run_nodes, step_s=freq_s, n_bins=w1 - w0) / freq_s
         queued_s = box_seconds_per_bin(jobs.arrival_s - t0,
@@ -250,6 +311,16 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
     }
 
 
+#: the in-memory output is summed in this many slices, each as soon as SimPy's clock has
+#: passed it: with numba loaded, two threads, kernel rows kept, at least OVERLAP_MIN_BINS
+#: output intervals and jobs of OVERLAP_MIN_BINS_PER_JOB intervals on average. Below that the
+#: adds are too few to hide the checkpoints' cost (measured: a year at 1 min ran slower)
+OVERLAP_SLICES = 8
+OVERLAP_MIN_BINS = 1 << 16
+OVERLAP_MIN_BINS_PER_JOB = 1000
+#: kernel rows kept across windows and slices (floats; ~128 MiB): above it they are rebuilt
+#: per window, as the rows a window needs
+KERNEL_CACHE_MAX_VALUES = 1 << 24
 #: threads that add job profiles at once (the compiled slice adds release the GIL; each
 #: thread adds every job to its own range of output intervals, so the bits do not change)
 SUM_THREADS = min(2, os.cpu_count() or 1)

@@ -246,3 +246,30 @@ def test_schedule_lazy_ends_by_hand(backfill):
     assert sched.events == 14  # 7 arrivals + 7 ends
     # ends of jobs 0 (nobody waiting) and 6 (last) need no SimPy timeout
     assert sched.simpy_events < sched.events
+
+
+@pytest.mark.parametrize("backfill", [False, True])
+def test_checkpoints_see_every_start_before_them_and_change_nothing(backfill):
+    """The facility model sums power behind SimPy's clock from the starts handed to
+    ``on_checkpoint``: at time t they must hold every job started before t (and none
+    after), and the checkpoints must leave the schedule as it is."""
+    from aiload.facility.engine import schedule_jobs
+
+    rng = np.random.default_rng(3)
+    arrival = np.sort(rng.uniform(0, 5_000, 300))
+    nodes = rng.integers(1, 9, 300)
+    duration = rng.uniform(60, 900, 300)
+    plain = schedule_jobs(arrival, nodes, duration, 12, 6_000.0, backfill=backfill)
+    assert np.isinf(plain.start_s).any() or plain.start_s.max() > 4_000  # queues formed
+    seen = []
+    checkpoints = [250.0, 1_000.0, 2_500.0, 4_000.0, 5_999.0, 7_000.0]  # the last is past the end
+    sched = schedule_jobs(arrival, nodes, duration, 12, 6_000.0, backfill=backfill,
+                          checkpoints_s=checkpoints,
+                          on_checkpoint=lambda t, starts: seen.append((t, np.array(starts))))
+    np.testing.assert_array_equal(sched.start_s, plain.start_s)
+    assert sched.simpy_events == plain.simpy_events
+    assert [t for t, _ in seen] == checkpoints[:-1]
+    for t, starts in seen:
+        before = plain.start_s < t
+        np.testing.assert_array_equal(starts[before], plain.start_s[before])
+        assert np.isinf(starts[plain.start_s > t]).all()

@@ -264,6 +264,34 @@ def test_jobs_summed_in_threads_give_the_same_bits(monkeypatch):
     pd.testing.assert_frame_equal(threaded, single, check_exact=True)
 
 
+def test_summing_behind_the_simpy_clock_gives_the_same_bits(monkeypatch):
+    """With numba loaded the in-memory 1-s run sums slices of the output in a second thread
+    while SimPy runs; the series must be bit-for-bit the one summed after the schedule."""
+    from aiload.facility import engine, model
+
+    if not summation.numba_available():
+        pytest.skip("numba is not installed: no summing behind the clock")
+    calls = []
+    real = engine.schedule_jobs
+
+    def counting(*args, on_checkpoint=None, **kwargs):
+        def seen(t, starts):
+            calls.append(t)
+            on_checkpoint(t, starts)
+        return real(*args, on_checkpoint=seen if on_checkpoint else None, **kwargs)
+
+    monkeypatch.setattr(model, "schedule_jobs", counting)
+    monkeypatch.setattr(model, "SUM_THREADS", 2)
+    kw = dict(end="1D", freq="1s", **COLOCATION)
+    behind = facility("colocation-10mw", **kw).power
+    assert len(calls) == model.OVERLAP_SLICES - 1, "the slices were not summed behind the clock"
+    monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 10**12)
+    calls.clear()
+    after = facility("colocation-10mw", **kw).power
+    assert not calls
+    pd.testing.assert_frame_equal(behind, after, check_exact=True)
+
+
 def test_several_curves_are_the_sum_of_each_curve_alone(monkeypatch):
     """Jobs of three curves in one call: each curve's jobs alone give their own energy (a
     second computation), the call adds them curve by curve in input order, and any number of
