@@ -25,6 +25,7 @@ from aiload.facility.spec import FacilitySpec
 from aiload.facility.summation import (
     CumulativeEnergy,
     KernelCache,
+    RunSums,
     box_seconds_per_bin,
     numba_loaded,
     plan_jobs_energy,
@@ -168,13 +169,24 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
     curve_of = np.empty(len(jobs), dtype=np.int64)
     for g, rows in enumerate(groups.values()):
         curve_of[rows] = g
-    kernels = None
-    if curves and KernelCache.bound_values(curves, freq_s, curve_of) <= KERNEL_CACHE_MAX_VALUES:
-        kernels = KernelCache(curves, freq_s)
     nodes_f = jobs.nodes.astype(float)
+    kernels = run_sums = None
+    if curves and numba_loaded() and RunSums.fits(curves, freq_s, curve_of,
+                                                  KERNEL_CACHE_MAX_VALUES):
+        # every kernel row built up front; each window is then one compiled loop
+        run_sums = RunSums(jobs.duration_s, nodes_f, curve_of, KernelCache(curves, freq_s))
+    elif curves and KernelCache.bound_values(curves, freq_s, curve_of) <= KERNEL_CACHE_MAX_VALUES:
+        kernels = KernelCache(curves, freq_s)
+
+    def job_energy_j(start_s: np.ndarray, w0: int, w1: int, out: np.ndarray,
+                     threads: int) -> np.ndarray:
+        """Add the job energy of bins ``w0 … w1 − 1`` from the starts decided so far [J]."""
+        if run_sums is not None:
+            return run_sums.add(out, start_s, w0, threads=threads)
+        return plan(start_s, w0, w1).add_to(out, threads)
 
     def plan(start_s: np.ndarray, w0: int, w1: int):
-        """The job energy of bins ``w0 … w1 − 1`` from the starts decided so far."""
+        """The slice adds of bins ``w0 … w1 − 1`` (the same jobs, order and bits as RunSums)."""
         t0, t1 = w0 * freq_s, w1 * freq_s
         # placement moves a start by <= 0.05 s: one bin of margin keeps every job that
         # overlaps the bins once placed; jobs not started (inf) drop out, and so do the jobs
@@ -187,7 +199,7 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
 
     job_j_all = None
     slices = []
-    if (not windows.streaming and kernels is not None and SUM_THREADS >= 2 and numba_loaded()
+    if (not windows.streaming and run_sums is not None and SUM_THREADS >= 2
             and n_bins >= OVERLAP_MIN_BINS
             and jobs.duration_s.mean() >= OVERLAP_MIN_BINS_PER_JOB * freq_s):
         # sum the jobs behind SimPy's clock: once the clock passes a slice of the output (and
@@ -196,8 +208,10 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         cuts = np.linspace(0, n_bins, OVERLAP_SLICES + 1).astype(np.int64).tolist()
         slices = list(zip(cuts[:-1], cuts[1:]))
         job_j_all = np.zeros(n_bins)
-    pending = []
+    behind = []  # slices being summed behind the clock
     pool = ThreadPoolExecutor(1) if slices else None
+    # the kernel rows are built in the second thread while SimPy starts
+    prepared = pool.submit(run_sums.prepare) if pool is not None else None
     decided = np.full(len(jobs), np.inf) if slices else None
     settled = 0  # jobs before this one had all started at the last checkpoint
 
@@ -211,19 +225,21 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
             decided[settled:arrived] = part
             waiting = np.flatnonzero(np.isinf(part))
             settled += int(waiting[0]) if len(waiting) else len(part)
-        while len(pending) < len(slices) - 1 and (slices[len(pending)][1] + 2) * freq_s <= now_s:
-            w0, w1 = slices[len(pending)]
-            pending.append(pool.submit(plan(decided, w0, w1).add_to, job_j_all[w0:w1]))
+        while len(behind) < len(slices) - 1 and (slices[len(behind)][1] + 2) * freq_s <= now_s:
+            w0, w1 = slices[len(behind)]
+            # a copy: the next checkpoint writes into `decided` while this slice is summed
+            behind.append(pool.submit(job_energy_j, decided.copy(), w0, w1, job_j_all[w0:w1],
+                                       1))
 
     try:
         sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
                               backfill=spec.backfill,
                               checkpoints_s=[(w1 + 2) * freq_s for _, w1 in slices[:-1]],
                               on_checkpoint=on_checkpoint if slices else None)
-        for w0, w1 in slices[len(pending):]:  # the rest, with every thread
-            plan(sched.start_s, w0, w1).add_to(job_j_all[w0:w1], SUM_THREADS)
-        for done in pending:
+        for done in ([prepared] if prepared else []) + behind:
             done.result()
+        for w0, w1 in slices[len(behind):]:  # the rest, with every thread
+            job_energy_j(sched.start_s, w0, w1, job_j_all[w0:w1], SUM_THREADS)
     finally:
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -258,7 +274,7 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         if job_j_all is not None:
             job_j = job_j_all[w0:w1]
         else:
-            job_j = plan(sched.start_s, w0, w1).add_to(np.zeros(w1 - w0), SUM_THREADS)
+            job_j = job_energy_j(sched.start_s, w0, w1, np.zeros(w1 - w0), SUM_THREADS)
         busy = box_seconds_per_bin(run_s - t0, np.minimum(run_end_s, horizon_s) - t0,
                                    run_nodes, step_s=freq_s, n_bins=w1 - w0) / freq_s
         queued_s = box_seconds_per_bin(jobs.arrival_s - t0,

@@ -34,7 +34,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from aiload.profiles._profile import Profile
 
 __all__ = ["CumulativeEnergy", "job_energy_per_bin_j", "jobs_energy_per_bin_j", "plan_jobs_energy",
-           "Placement", "KernelCache",
+           "Placement", "KernelCache", "RunSums",
            "job_energy_at_edges", "ramp_at_edges",
            "box_seconds_per_bin",
            "placement_grid", "PLACEMENT_STEP_S", "POINTS_PER_CHUNK", "AUTO_NUMBA_MIN_POINTS",
@@ -197,7 +197,44 @@ def _numba_loops():
                     out[i] = e[j] + (pos - j) * (e[j + 1] - e[j])
                 i += 1
 
-    return interior, place, edges_energy
+    # plan_jobs_energy + place for every job of a run, fused: the same filter, placement,
+    # kernel offsets and adds, in the same order (jobs by curve, then by index), so the same
+    # bits; one call per window holds the GIL only to start and to return
+    @numba.njit("void(float64[::1], int64, int64, int64, float64, float64, float64[::1], "
+                "float64[::1], float64[::1], int64[::1], int64[::1], float64[::1], "
+                "int64[:, ::1], int64[::1], float64, int64)", cache=False, nogil=True,
+                boundscheck=False)
+    def place_run(out, lo, hi, first_bin, t_lo, t_hi, start, duration, nodes, curve, order,
+                  table, row_offset, widths, placement_s, per_bin):
+        n_bins = out.shape[0]
+        for idx in range(order.shape[0]):
+            j = order[idx]
+            s = start[j]
+            if not (s < t_hi) or not (s + duration[j] > t_lo):
+                continue
+            slot_index = np.int64(np.rint(s / placement_s))
+            bin_start = slot_index // per_bin
+            m = bin_start - first_bin
+            c = curve[j]
+            k0 = max(-m, 0)
+            k1 = min(widths[c], n_bins - m)
+            a = max(m + k0, lo)
+            b = min(m + k1, hi)
+            if b <= a:
+                continue
+            o = row_offset[c, slot_index - bin_start * per_bin] + k0 + a - (m + k0)
+            w = nodes[j]
+            dst = out[a:b]
+            src = table[o:o + b - a]
+            for i in range(dst.shape[0]):
+                dst[i] += w * src[i]
+
+    @numba.njit("void(float64[::1])", cache=False, nogil=True, boundscheck=False)
+    def diff_in_place(a):
+        for i in range(a.shape[0] - 1):
+            a[i] = a[i + 1] - a[i]
+
+    return interior, place, edges_energy, place_run, diff_in_place
 
 
 def _interior_numba():
@@ -535,6 +572,76 @@ def plan_jobs_energy(
                      _chunks(curves, step_s, m, key, k0, k1, nodes, table_method))
 
 
+class RunSums:
+    """The job energy of one run, window by window, in one compiled loop per window.
+
+    For runs whose every kernel row fits a :class:`KernelCache` (:meth:`fits`) with numba
+    loaded: all rows are built once, and :meth:`add` gives, for any window and any starts
+    decided so far, exactly the figures of :func:`jobs_energy_per_bin_j` with the live-job
+    filter of the facility model (``start < t1 + f`` and ``start + D > t0 − f``): the same
+    jobs, kernels and adds in the same order. The loop holds the GIL only to start and return,
+    so a window can be summed in one thread while another runs SimPy.
+    """
+
+    def __init__(self, duration_s: np.ndarray, nodes: np.ndarray, curve_index: np.ndarray,
+                 kernels: KernelCache) -> None:
+        loops = _numba_loops()
+        if loops is None:
+            raise ImportError("RunSums needs numba; use jobs_energy_per_bin_j without it.")
+        self._place_run = loops[3]
+        self.duration_s = np.ascontiguousarray(duration_s, dtype=np.float64)
+        self.nodes = np.ascontiguousarray(nodes, dtype=np.float64)
+        self.curve = np.ascontiguousarray(curve_index, dtype=np.int64)
+        self.order = np.argsort(self.curve, kind="stable").astype(np.int64)
+        self.kernels = kernels
+        self.widths = _kernel_widths(kernels.curves, kernels.step_s)
+        self.offsets = self.table = None
+
+    def prepare(self) -> RunSums:
+        """Build every kernel row (once; the first :meth:`add` does it if not done)."""
+        if self.offsets is None:
+            self.offsets = self.kernels.dense_offsets(self.curve, "numba")
+            self.table = self.kernels.table
+        return self
+
+    @staticmethod
+    def fits(curves: Sequence[CumulativeEnergy], step_s: float, curve_index: np.ndarray,
+             max_values: int) -> bool:
+        """Whether every slot's row of the curves used fits in ``max_values`` floats."""
+        used = np.unique(np.asarray(curve_index, dtype=np.int64))
+        per_bin = placement_grid(step_s)[1]
+        return int(((_kernel_widths(curves, step_s)[used] + 1) * per_bin).sum()) <= max_values
+
+    def add(self, out: np.ndarray, start_s: np.ndarray, first_bin: int, *,
+            threads: int = 1) -> np.ndarray:
+        """Add the energy of bins ``first_bin …`` (``len(out)`` of them) into ``out`` [J].
+
+        ``start_s``: every job's start so far (``inf`` where not started). With ``threads``
+        > 1 each thread adds every job to its own range of bins (same bits).
+        """
+        if out.dtype != np.float64 or out.ndim != 1 or not out.flags.c_contiguous:
+            raise ValueError(f"out: expected a contiguous 1-D float64 array, got {out.dtype} "
+                             f"of shape {out.shape}.")
+        self.prepare()
+        step = self.kernels.step_s
+        n = len(out)
+        t0, t1 = first_bin * step, (first_bin + n) * step
+        args = (int(first_bin), t0 - step, t1 + step,
+                np.ascontiguousarray(start_s, dtype=np.float64), self.duration_s, self.nodes,
+                self.curve, self.order, self.table, self.offsets, self.widths,
+                float(self.kernels._placement_s), int(self.kernels._per_bin))
+        if threads < 2 or n < 2 * threads:
+            self._place_run(out, 0, n, *args)
+            return out
+        cuts = np.linspace(0, n, threads + 1).astype(np.int64).tolist()
+        with ThreadPoolExecutor(threads) as pool:
+            done = [pool.submit(self._place_run, out, lo, hi, *args)
+                    for lo, hi in zip(cuts[:-1], cuts[1:])]
+            for fut in done:
+                fut.result()
+        return out
+
+
 def _chunks(curves, step_s, m, key, k0, k1, nodes, method):
     """The slice adds chunk by chunk, each chunk's kernel table built when it is reached."""
     placement_s, per_bin = placement_grid(step_s)
@@ -590,6 +697,18 @@ class KernelCache:
         """All rows, flat (read-only use)."""
         return self._buf[:self._size]
 
+    def dense_offsets(self, curves_used: np.ndarray, method: str = "auto") -> np.ndarray:
+        """Build every slot's row of the curves used; offsets as an array ``[curve, slot]``.
+
+        Rows of curves not used are ``-1`` (never read).
+        """
+        curves_used = np.unique(np.asarray(curves_used, dtype=np.int64))
+        keys = (curves_used[:, None] * self._per_bin + np.arange(self._per_bin)).ravel()
+        dense = np.full((len(self.curves), self._per_bin), -1, dtype=np.int64)
+        if len(keys):
+            dense.reshape(-1)[keys] = self.offsets(keys, method)
+        return dense
+
     def offsets(self, key: np.ndarray, method: str = "auto") -> np.ndarray:
         """Where row ``key = curve·q + slot`` starts in :attr:`table`, building missing rows."""
         uniq = np.unique(key)
@@ -604,20 +723,26 @@ class KernelCache:
         curve, slot = np.divmod(keys, self._per_bin)
         n_edges = self._widths[curve] + 1
         first = np.concatenate(([0], np.cumsum(n_edges)[:-1]))
-        energy = np.empty(int(n_edges.sum()), dtype=np.float64)
+        total = int(n_edges.sum())
+        if self._size + total > len(self._buf):
+            grown = np.empty(max(self._size + total, 2 * len(self._buf)), dtype=np.float64)
+            grown[:self._size] = self._buf[:self._size]
+            self._buf = grown
+        # edge energies straight into the table, then differences in place: row i's kernel
+        # at first[i] … first[i] + width − 1 (the last edge's slot is free for the next row)
+        energy = self._buf[self._size:self._size + total]
         cut = (np.flatnonzero(np.diff(curve)) + 1).tolist()
         for a, b in zip([0] + cut, cut + [len(keys)]):
-            stop = first[b] if b < len(first) else len(energy)
+            stop = first[b] if b < len(first) else total
             _kernel_energy(energy[first[a]:stop], self.curves[int(curve[a])], self.step_s,
                            self._placement_s, slot[a:b], np.zeros(b - a, dtype=np.int64),
                            n_edges[a:b], method)
-        values = energy[1:] - energy[:-1]  # row i at first[i] … first[i] + width − 1
-        need = self._size + len(values)
-        if need > len(self._buf):
-            grown = np.empty(max(need, 2 * len(self._buf)), dtype=np.float64)
-            grown[:self._size] = self._buf[:self._size]
-            self._buf = grown
-        self._buf[self._size:need] = values
+        loops = _numba_loops() if _numba_loops.cache_info().currsize else None
+        if loops is not None and method != "numpy":
+            loops[4](energy)
+        else:
+            energy[:-1] = energy[1:] - energy[:-1]
+        need = self._size + total - 1
         all_keys = np.concatenate((self._keys, keys))
         all_first = np.concatenate((self._first, self._size + first))
         order = np.argsort(all_keys, kind="stable")

@@ -222,7 +222,10 @@ def test_facility_gives_the_same_power_on_either_path_and_per_seed(monkeypatch):
     compiled = facility("colocation-10mw", **kw).power
     again = facility("colocation-10mw", **kw).power
     pd.testing.assert_frame_equal(again, compiled, check_exact=True)
+    from aiload.facility import model
+
     monkeypatch.setattr(summation, "_place_numba", lambda: None)  # numpy everywhere
+    monkeypatch.setattr(model, "numba_loaded", lambda: False)  # no fused compiled loop
     plain = facility("colocation-10mw", **kw).power
     pd.testing.assert_frame_equal(plain, compiled, check_exact=True)
 
@@ -340,6 +343,37 @@ def test_kernel_cache_gives_the_same_bits_in_every_window(step_s):
     with pytest.raises(ValueError, match="built for other curves or another step_s"):
         summation.jobs_energy_per_bin_j(starts_s, nodes, which, curves, step_s=2 * step_s,
                                         n_bins=10, kernels=kernels)
+
+
+@pytest.mark.parametrize("step_s", [1.0, 60.0, 0.1])
+def test_run_sums_give_the_planned_adds_bit_for_bit(step_s):
+    """RunSums fuses the live-job filter, the placement and the adds into one compiled loop;
+    it must give exactly what the planned adds give for the same jobs, window by window, with
+    any thread count, and leave out jobs not started (inf)."""
+    if not summation.numba_available():
+        pytest.skip("numba is not installed")
+    rng = np.random.default_rng(12)
+    curves = [cyclic_curve(d, seed=i)[1] for i, d in enumerate((150.0, 2400.0, 20.0, 9.0))]
+    n = 600
+    which = rng.integers(0, 3, n)  # curve 3 is never used: its rows are not built
+    starts_s = np.sort(rng.uniform(0.0, 4000.0 * step_s, n))
+    starts_s[rng.random(n) < 0.1] = np.inf
+    duration_s = np.array([c.duration_s for c in curves])[which]
+    nodes = rng.integers(1, 33, n).astype(float)
+    assert summation.RunSums.fits(curves, step_s, which, 1 << 24)
+    sums = summation.RunSums(duration_s, nodes, which, summation.KernelCache(curves, step_s))
+    for w0, w1 in ((0, 1000), (1000, 2600), (2600, 4100)):
+        t0, t1 = w0 * step_s, w1 * step_s
+        live = (starts_s < t1 + step_s) & (starts_s + duration_s > t0 - step_s)
+        want = {m: summation.jobs_energy_per_bin_j(starts_s[live], nodes[live], which[live],
+                                                   curves, step_s=step_s, n_bins=w1 - w0,
+                                                   first_bin=w0, method=m) for m in METHODS}
+        for threads in (1, 2, 3):
+            got = sums.add(np.zeros(w1 - w0), starts_s, w0, threads=threads)
+            for plain in want.values():
+                np.testing.assert_array_equal(got, plain)
+    with pytest.raises(ValueError, match="contiguous 1-D float64"):
+        sums.add(np.zeros((2, 5))[:, 0], starts_s, 0)
 
 
 def test_a_placement_adds_into_an_output_of_its_length_only():
