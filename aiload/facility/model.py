@@ -143,6 +143,15 @@ def _group_rows(*columns: np.ndarray) -> dict[tuple, np.ndarray]:
 
 def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windows) -> dict:
     """One replicate; yields per-window column dicts through ``windows`` callback."""
+    pools: list[ThreadPoolExecutor] = []  # the second thread, if the run sums behind SimPy
+    try:
+        return _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, pools)
+    finally:
+        for pool in pools:  # whatever happened, nothing is left running
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, pools) -> dict:
     catalogue = spec.catalogue or default_catalogue()
     fleet = spec.fleet
     horizon_s = n_bins * freq_s
@@ -210,6 +219,7 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         job_j_all = np.zeros(n_bins)
     behind = []  # slices being summed behind the clock
     pool = ThreadPoolExecutor(1) if slices else None
+    pools += [pool] if pool is not None else []
     # the kernel rows are built in the second thread while SimPy starts
     prepared = pool.submit(run_sums.prepare) if pool is not None else None
     decided = np.full(len(jobs), np.inf) if slices else None
@@ -231,18 +241,19 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
             behind.append(pool.submit(job_energy_j, decided.copy(), w0, w1, job_j_all[w0:w1],
                                        1))
 
-    try:
-        sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
-                              backfill=spec.backfill,
-                              checkpoints_s=[(w1 + 2) * freq_s for _, w1 in slices[:-1]],
-                              on_checkpoint=on_checkpoint if slices else None)
-        for done in ([prepared] if prepared else []) + behind:
+    sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
+                          backfill=spec.backfill,
+                          checkpoints_s=[(w1 + 2) * freq_s for _, w1 in slices[:-1]],
+                          on_checkpoint=on_checkpoint if slices else None)
+    # the slices SimPy's clock has not passed yet: summed in the second thread while this one
+    # works out the busy and queued series (the result is awaited before its use)
+    behind += [pool.submit(job_energy_j, sched.start_s, w0, w1, job_j_all[w0:w1], 1)
+               for w0, w1 in slices[len(behind):]]
+
+    def summed_behind() -> None:
+        """Wait for the second thread's slices (raising what it raised)."""
+        for done in ([prepared] if prepared is not None else []) + behind:
             done.result()
-        for w0, w1 in slices[len(behind):]:  # the rest, with every thread
-            job_energy_j(sched.start_s, w0, w1, job_j_all[w0:w1], SUM_THREADS)
-    finally:
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
     bar.update(1)
     started = np.isfinite(sched.start_s)
     services = []
@@ -271,15 +282,16 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         w1 = min(n_bins, w0 + (STREAM_WINDOW_BINS if windows.streaming else n_bins))
         t0 = w0 * freq_s
         edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # relative to window start
-        if job_j_all is not None:
-            job_j = job_j_all[w0:w1]
-        else:
-            job_j = job_energy_j(sched.start_s, w0, w1, np.zeros(w1 - w0), SUM_THREADS)
         busy = box_seconds_per_bin(run_s - t0, np.minimum(run_end_s, horizon_s) - t0,
                                    run_nodes, step_s=freq_s, n_bins=w1 - w0) / freq_s
         queued_s = box_seconds_per_bin(jobs.arrival_s - t0,
                                        np.minimum(sched.start_s, horizon_s) - t0, 1.0,
                                        step_s=freq_s, n_bins=w1 - w0)
+        if job_j_all is not None:
+            summed_behind()
+            job_j = job_j_all[w0:w1]
+        else:
+            job_j = job_energy_j(sched.start_s, w0, w1, np.zeros(w1 - w0), SUM_THREADS)
         job_w = job_j / freq_s
         idle_w = (spec.pool_nodes - busy) * fleet.idle_w
         cols: dict[str, np.ndarray] = {}

@@ -31,7 +31,13 @@ def ups_efficiency(load_fraction: np.ndarray, spec: OverheadSpec) -> np.ndarray:
 def losses_kw(it_kw: np.ndarray, rated_kw: float, spec: OverheadSpec) -> np.ndarray:
     """UPS and distribution losses [kW] at IT power ``it_kw`` [kW] of a ``rated_kw`` system."""
     x = np.asarray(it_kw, dtype=float) / rated_kw
-    return rated_kw * (spec.loss_a + spec.loss_b * x + spec.loss_c * x**2)
+    # a + b·x + c·x², as a + x·(b + c·x) in place: one array instead of five
+    loss = x * spec.loss_c
+    loss += spec.loss_b
+    loss *= x
+    loss += spec.loss_a
+    loss *= rated_kw
+    return loss
 
 
 def drybulb_c(weather, edges: pd.DatetimeIndex) -> np.ndarray:

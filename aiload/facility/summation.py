@@ -79,7 +79,7 @@ class CumulativeEnergy:
 
     @classmethod
     def from_profile(cls, profile: Profile, replicate: int, duration_s: float | None = None):
-        power = profile.power_w.iloc[:, replicate].to_numpy(dtype=np.float64)
+        power = np.asarray(profile.power_w.to_numpy(dtype=np.float64)[:, replicate])
         energy = np.concatenate(([0.0], np.cumsum(power * profile.step_s)))
         knots = np.arange(len(energy), dtype=np.float64) * profile.step_s
         return cls(knots, energy, float(duration_s or profile.duration_s))
@@ -376,14 +376,17 @@ def box_seconds_per_bin(
     ke = np.minimum((e / step_s).astype(np.int64), n_bins)
     ke = np.maximum(ke, ks)  # float rounding never puts an end before its start's bin
     one = ke == ks
+    at = np.concatenate((ks + 1, ke))
     # whole bins ks+1 … ke−1: +w from ks+1, −w from ke (a running count of open boxes)
-    count = np.bincount(ks + 1, weights=np.where(one, 0.0, w), minlength=n_bins + 2)
-    count -= np.bincount(ke, weights=np.where(one, 0.0, w), minlength=n_bins + 2)
-    out += np.cumsum(count[:n_bins]) * step_s
+    w_whole = np.where(one, 0.0, w)
+    count = np.bincount(at, weights=np.concatenate((w_whole, -w_whole)), minlength=n_bins + 2)
+    np.cumsum(count[:n_bins], out=out)
+    out *= step_s
     first = np.where(one, e - s, (ks + 1) * step_s - s)  # the start bin's part
     last = np.where(one, 0.0, e - ke * step_s)  # the end bin's part (0 when ke == n_bins)
-    out += np.bincount(ks, weights=w * first, minlength=n_bins)[:n_bins]
-    out += np.bincount(ke, weights=w * last, minlength=n_bins + 1)[:n_bins]
+    at[:len(ks)] = ks
+    out += np.bincount(at, weights=np.concatenate((w * first, w * last)),
+                       minlength=n_bins + 1)[:n_bins]
     return out
 
 

@@ -258,6 +258,7 @@ def test_jobs_summed_in_threads_give_the_same_bits(monkeypatch):
             super().__init__(*args, **kwargs)
 
     monkeypatch.setattr(summation, "ThreadPoolExecutor", CountingPool)
+    monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 10**12)  # summed after SimPy, in threads
     kw = dict(end="1D", freq="1s", **COLOCATION)
     monkeypatch.setattr(model, "SUM_THREADS", 2)
     threaded = facility("colocation-10mw", **kw).power
@@ -293,6 +294,25 @@ def test_summing_behind_the_simpy_clock_gives_the_same_bits(monkeypatch):
     after = facility("colocation-10mw", **kw).power
     assert not calls
     pd.testing.assert_frame_equal(behind, after, check_exact=True)
+
+
+def test_an_error_behind_the_clock_reaches_the_caller_and_no_thread_is_left(monkeypatch):
+    import threading
+
+    from aiload.facility import model
+
+    if not summation.numba_available():
+        pytest.skip("numba is not installed: no summing behind the clock")
+
+    def broken(self, out, start_s, first_bin, *, threads=1):
+        raise RuntimeError(f"slice from bin {first_bin} failed")
+
+    monkeypatch.setattr(summation.RunSums, "add", broken)
+    monkeypatch.setattr(model, "SUM_THREADS", 2)
+    before = threading.active_count()
+    with pytest.raises(RuntimeError, match="slice from bin 0 failed"):
+        facility("colocation-10mw", end="1D", freq="1s", **COLOCATION)
+    assert threading.active_count() == before
 
 
 def test_several_curves_are_the_sum_of_each_curve_alone(monkeypatch):
