@@ -111,7 +111,7 @@ def _measure(preset: str, end: str, freq: str, repeats: int = 1, **kw):
 #: the one-week-at-1-s case runs in about half a second, where the machine's speed moves by
 #: tens of percent from one second to the next: it is run this many times in one process
 #: (each between its own bare loops) and the run with the median ratio is reported
-WEEK_REPEATS = 7
+WEEK_REPEATS = 9
 
 
 def _row(name, value, unit, baseline_name=None, baseline_value=None, ratio=None, target="",
