@@ -132,7 +132,10 @@ def numba_loops() -> Loops | None:
             b = min(m + k1, hi)
             if b <= a:
                 continue
-            o = row_offset[c, slot_index - bin_start * per_bin] + k0 + a - (m + k0)
+            row = row_offset[c, slot_index - bin_start * per_bin]
+            if row < 0:
+                raise ValueError("RunSums: a kernel row these starts need was not built")
+            o = row + k0 + a - (m + k0)
             w = nodes[j]
             dst = out[a:b]
             src = table[o:o + b - a]

@@ -179,10 +179,16 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, pools)
     for g, rows in enumerate(groups.values()):
         curve_of[rows] = g
     nodes_f = jobs.nodes.astype(float)
+    # sum behind SimPy's clock where the adds are many: fine steps, long jobs (at 1 min the
+    # checkpoints cost more than they hide)
+    overlap = (not windows.streaming and SUM_THREADS >= 2 and n_bins >= OVERLAP_MIN_BINS
+               and len(jobs) > 0
+               and jobs.duration_s.mean() >= OVERLAP_MIN_BINS_PER_JOB * freq_s)
     kernels = run_sums = None
     if curves and numba_loaded() and RunSums.fits(curves, freq_s, curve_of,
-                                                  KERNEL_CACHE_MAX_VALUES):
-        # every kernel row built up front; each window is then one compiled loop
+                                                  KERNEL_CACHE_MAX_VALUES, all_slots=overlap):
+        # each window in one compiled loop; behind the clock every slot's kernel row is built
+        # up front, after SimPy only the rows the starts need
         run_sums = RunSums(jobs.duration_s, nodes_f, curve_of, KernelCache(curves, freq_s))
     elif curves and KernelCache.bound_values(curves, freq_s, curve_of) <= KERNEL_CACHE_MAX_VALUES:
         kernels = KernelCache(curves, freq_s)
@@ -208,9 +214,7 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, pools)
 
     job_j_all = None
     slices = []
-    if (not windows.streaming and run_sums is not None and SUM_THREADS >= 2
-            and n_bins >= OVERLAP_MIN_BINS
-            and jobs.duration_s.mean() >= OVERLAP_MIN_BINS_PER_JOB * freq_s):
+    if overlap and run_sums is not None:
         # sum the jobs behind SimPy's clock: once the clock passes a slice of the output (and
         # a margin), every job that touches it has started; its compiled adds run in a second
         # thread (they release the GIL) while SimPy goes on. Same bits as summing afterwards.

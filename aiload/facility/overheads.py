@@ -10,6 +10,7 @@ heat over gradually across a band of temperatures (an integrated economiser).
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import numpy as np
@@ -54,18 +55,7 @@ def drybulb_c(weather, edges: pd.DatetimeIndex) -> np.ndarray:
                 f"OverheadSpec.weather: unknown {weather!r}; expected 'pvlib-greensboro' or an "
                 "hourly tz-aware Series of dry-bulb temperature [°C]."
             )
-        import pvlib  # noqa: PLC0415 - only for the dry-bulb model
-
-        path = Path(pvlib.__file__).parent / "data" / "723170TYA.CSV"
-        data, _meta = pvlib.iotools.read_tmy3(path, coerce_year=2001, map_variables=True)
-        temp = data["temp_air"]
-        temp.index = temp.index - pd.Timedelta(hours=1)  # hour-ending -> interval start
-        tz = temp.index.tz
-        # one value per hour of a non-leap year, ordered from 1 January 00:00 local standard time
-        how = ((temp.index - pd.Timestamp("2001-01-01", tz=tz)).total_seconds() // 3600).astype(int)
-        how = np.mod(how, 8760)
-        table = np.empty(8760)
-        table[how] = temp.to_numpy()
+        table, tz = _greensboro_tmy()
     else:
         require_tz_aware(weather.index, "OverheadSpec.weather")
         tz = weather.index.tz
@@ -88,6 +78,29 @@ def drybulb_c(weather, edges: pd.DatetimeIndex) -> np.ndarray:
     doy = np.where(leap & (doy >= 60), doy - 1, doy)  # 29 Feb -> 28 Feb, rest shifted back
     how = (doy - 1) * 24 + stamps.hour.to_numpy()
     return table[how][inverse]
+
+
+@functools.cache
+def _greensboro_tmy() -> tuple[np.ndarray, object]:
+    """Dry-bulb of pvlib's TMY3 723170 by hour of a non-leap year [°C] and its time zone.
+
+    Read once per process (a sweep or a campus run asks for it every run); read-only, since
+    every caller shares it.
+    """
+    import pvlib  # noqa: PLC0415 - only for the dry-bulb model
+
+    path = Path(pvlib.__file__).parent / "data" / "723170TYA.CSV"
+    data, _meta = pvlib.iotools.read_tmy3(path, coerce_year=2001, map_variables=True)
+    temp = data["temp_air"]
+    temp.index = temp.index - pd.Timedelta(hours=1)  # hour-ending -> interval start
+    tz = temp.index.tz
+    # one value per hour of a non-leap year, ordered from 1 January 00:00 local standard time
+    how = ((temp.index - pd.Timestamp("2001-01-01", tz=tz)).total_seconds() // 3600).astype(int)
+    how = np.mod(how, 8760)
+    table = np.empty(8760)
+    table[how] = temp.to_numpy()
+    table.setflags(write=False)
+    return table, tz
 
 
 def cooling_kw(

@@ -480,17 +480,35 @@ class RunSums:
         self.widths = _kernel_widths(kernels.curves, kernels.step_s)
         self.offsets = self.table = None
 
-    def prepare(self) -> RunSums:
-        """Build every kernel row (once; the first :meth:`add` does it if not done)."""
-        if self.offsets is None:
+    def prepare(self, start_s: np.ndarray | None = None) -> RunSums:
+        """Build the kernel rows, once: every slot's row of the curves used, or with
+        ``start_s`` (final starts) only the rows those starts need. The first :meth:`add`
+        prepares with its own starts if this was not called."""
+        if self.offsets is not None:
+            return self
+        if start_s is None:
             self.offsets = self.kernels.dense_offsets(self.curve, "numba")
-            self.table = self.kernels.table
+        else:
+            s = np.asarray(start_s, dtype=np.float64)
+            ok = np.isfinite(s)
+            per_bin = self.kernels._per_bin
+            slot = np.rint(s[ok] / self.kernels._placement_s).astype(np.int64) % per_bin
+            keys = np.unique(self.curve[ok] * per_bin + slot)
+            dense = np.full((len(self.kernels.curves), per_bin), -1, dtype=np.int64)
+            if len(keys):
+                dense.reshape(-1)[keys] = self.kernels.offsets(keys, "numba")
+            self.offsets = dense
+        self.table = self.kernels.table
         return self
 
     @staticmethod
     def fits(curves: Sequence[CumulativeEnergy], step_s: float, curve_index: np.ndarray,
-             max_values: int) -> bool:
-        """Whether every slot's row of the curves used fits in ``max_values`` floats."""
+             max_values: int, *, all_slots: bool = True) -> bool:
+        """Whether the kernel rows fit in ``max_values`` floats: every slot's row of the curves
+        used (``all_slots``, for sums before the starts are final), or the most rows the jobs
+        can need (one per job and slot: :meth:`KernelCache.bound_values`)."""
+        if not all_slots:
+            return KernelCache.bound_values(curves, step_s, curve_index) <= max_values
         used = np.unique(np.asarray(curve_index, dtype=np.int64))
         per_bin = placement_grid(step_s)[1]
         return int(((_kernel_widths(curves, step_s)[used] + 1) * per_bin).sum()) <= max_values
@@ -505,7 +523,7 @@ class RunSums:
         if out.dtype != np.float64 or out.ndim != 1 or not out.flags.c_contiguous:
             raise ValueError(f"out: expected a contiguous 1-D float64 array, got {out.dtype} "
                              f"of shape {out.shape}.")
-        self.prepare()
+        self.prepare(start_s)
         step = self.kernels.step_s
         n = len(out)
         t0, t1 = first_bin * step, (first_bin + n) * step

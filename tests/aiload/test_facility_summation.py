@@ -381,19 +381,30 @@ def test_run_sums_give_the_planned_adds_bit_for_bit(step_s):
     duration_s = np.array([c.duration_s for c in curves])[which]
     nodes = rng.integers(1, 33, n).astype(float)
     assert summation.RunSums.fits(curves, step_s, which, 1 << 24)
-    sums = summation.RunSums(duration_s, nodes, which, summation.KernelCache(curves, step_s))
+    # every slot's row up front (summing behind the clock), or only the rows the starts need
+    every = summation.RunSums(duration_s, nodes, which, summation.KernelCache(curves, step_s))
+    needed = summation.RunSums(duration_s, nodes, which, summation.KernelCache(curves, step_s))
+    every.prepare()
+    needed.prepare(starts_s)
+    assert needed.kernels.table.size <= every.kernels.table.size
     for w0, w1 in ((0, 1000), (1000, 2600), (2600, 4100)):
         t0, t1 = w0 * step_s, w1 * step_s
         live = (starts_s < t1 + step_s) & (starts_s + duration_s > t0 - step_s)
         want = {m: summation.jobs_energy_per_bin_j(starts_s[live], nodes[live], which[live],
                                                    curves, step_s=step_s, n_bins=w1 - w0,
                                                    first_bin=w0, method=m) for m in METHODS}
-        for threads in (1, 2, 3):
-            got = sums.add(np.zeros(w1 - w0), starts_s, w0, threads=threads)
-            for plain in want.values():
-                np.testing.assert_array_equal(got, plain)
+        for sums in (every, needed):
+            for threads in (1, 2, 3):
+                got = sums.add(np.zeros(w1 - w0), starts_s, w0, threads=threads)
+                for plain in want.values():
+                    np.testing.assert_array_equal(got, plain)
     with pytest.raises(ValueError, match="contiguous 1-D float64"):
-        sums.add(np.zeros((2, 5))[:, 0], starts_s, 0)
+        every.add(np.zeros((2, 5))[:, 0], starts_s, 0)
+    # rows built for some starts do not serve others: refused, never a wrong sum
+    few = summation.RunSums(duration_s, nodes, which, summation.KernelCache(curves, step_s))
+    few.prepare(np.where(np.arange(n) == 0, starts_s, np.inf))
+    with pytest.raises(ValueError, match="kernel row these starts need was not built"):
+        few.add(np.zeros(4100), starts_s, 0)
 
 
 def test_a_placement_adds_into_an_output_of_its_length_only():
