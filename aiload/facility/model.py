@@ -141,17 +141,133 @@ def _group_rows(*columns: np.ndarray) -> dict[tuple, np.ndarray]:
     return groups
 
 
+class _JobEnergy:
+    """The energy of the batch jobs per output interval: curves, kernels and sums.
+
+    One cumulative-energy curve per (model, nodes, replicate, duration); the jobs are added
+    curve by curve (curves in sorted key order), each curve's jobs in job order, whatever the
+    path (numpy, planned compiled adds, the fused :class:`RunSums` loop), the thread count or
+    the windows: the bits are the same. Where the adds are many (fine steps, long jobs, numba
+    loaded, output kept in memory) they are summed *behind SimPy's clock*: the output is cut
+    into :data:`OVERLAP_SLICES` slices and, once the clock has passed a slice and one interval
+    of margin, every job touching it has started, so a second thread sums it (the compiled
+    adds release the GIL) while SimPy goes on. :meth:`close` always ends that thread.
+    """
+
+    def __init__(self, jobs, cache: ProfileCache, freq_s: float, n_bins: int, *,
+                 streaming: bool) -> None:
+        self.jobs, self.freq_s, self.n_bins = jobs, freq_s, n_bins
+        groups = _group_rows(jobs.model, jobs.profile_nodes, jobs.replicate, jobs.duration_s)
+        self.curves = [CumulativeEnergy.from_profile(cache.get(key[0], key[1]), key[2], key[3])
+                       for key in groups]
+        self.curve_of = np.empty(len(jobs), dtype=np.int64)
+        for g, rows in enumerate(groups.values()):
+            self.curve_of[rows] = g
+        self.nodes = jobs.nodes.astype(float)
+        # at 1 min the checkpoints cost more than they hide: only fine steps and long jobs
+        overlap = (not streaming and SUM_THREADS >= 2 and n_bins >= OVERLAP_MIN_BINS
+                   and len(jobs) > 0
+                   and jobs.duration_s.mean() >= OVERLAP_MIN_BINS_PER_JOB * freq_s)
+        self.kernels = self.run_sums = None
+        if self.curves and numba_loaded() and RunSums.fits(
+                self.curves, freq_s, self.curve_of, KERNEL_CACHE_MAX_VALUES, all_slots=overlap):
+            # each window in one compiled loop; behind the clock every slot's kernel row is
+            # built up front, after SimPy only the rows the starts need
+            self.run_sums = RunSums(jobs.duration_s, self.nodes, self.curve_of,
+                                    KernelCache(self.curves, freq_s))
+        elif self.curves and KernelCache.bound_values(
+                self.curves, freq_s, self.curve_of) <= KERNEL_CACHE_MAX_VALUES:
+            self.kernels = KernelCache(self.curves, freq_s)
+        self.slices: list[tuple[int, int]] = []
+        self.behind: list = []  # futures of the second thread (kernel rows, slices)
+        self.pool = self.all_j = self.start_s = None
+        self._submitted = 0  # slices handed to the second thread
+        if overlap and self.run_sums is not None:
+            cuts = np.linspace(0, n_bins, OVERLAP_SLICES + 1).astype(np.int64).tolist()
+            self.slices = list(zip(cuts[:-1], cuts[1:]))
+            self.all_j = np.zeros(n_bins)
+            self.pool = ThreadPoolExecutor(1)
+            # the kernel rows are built in the second thread while SimPy starts
+            self.behind.append(self.pool.submit(self.run_sums.prepare))
+            self._decided = np.full(len(jobs), np.inf)
+            self._settled = 0  # jobs before this one had all started at the last checkpoint
+
+    @property
+    def checkpoints_s(self) -> list[float]:
+        """When SimPy should call :meth:`on_checkpoint`: past each slice but the last [s]."""
+        return [(w1 + 2) * self.freq_s for _, w1 in self.slices[:-1]]
+
+    @property
+    def on_checkpoint(self):
+        """The callback for :func:`schedule_jobs` (None when nothing is summed behind)."""
+        return self._checkpoint if self.slices else None
+
+    def _checkpoint(self, now_s: float, starts: list) -> None:
+        # copy only what may have changed: from the first job not started last time up to
+        # the last arrival so far (starts, once set, never change)
+        arrived = int(np.searchsorted(self.jobs.arrival_s, now_s, side="right"))
+        if arrived > self._settled:
+            part = np.asarray(starts[self._settled:arrived], dtype=np.float64)
+            self._decided[self._settled:arrived] = part
+            waiting = np.flatnonzero(np.isinf(part))
+            self._settled += int(waiting[0]) if len(waiting) else len(part)
+        while (self._submitted < len(self.slices) - 1
+               and (self.slices[self._submitted][1] + 2) * self.freq_s <= now_s):
+            w0, w1 = self.slices[self._submitted]
+            self._submitted += 1
+            # a copy: the next checkpoint writes into `_decided` while this slice is summed
+            self.behind.append(self.pool.submit(self._add, self._decided.copy(), w0, w1,
+                                                self.all_j[w0:w1], 1))
+
+    def scheduled(self, start_s: np.ndarray) -> None:
+        """The final starts: the slices not summed yet go to the second thread (summed while
+        the caller works out the other series; awaited by :meth:`window`)."""
+        self.start_s = start_s
+        for w0, w1 in self.slices[self._submitted:]:
+            self.behind.append(self.pool.submit(self._add, start_s, w0, w1, self.all_j[w0:w1],
+                                                1))
+
+    def window(self, w0: int, w1: int) -> np.ndarray:
+        """Energy of the jobs in output intervals ``w0 … w1 − 1`` [J]."""
+        if self.all_j is not None:
+            for done in self.behind:
+                done.result()  # raises what the second thread raised
+            return self.all_j[w0:w1]
+        return self._add(self.start_s, w0, w1, np.zeros(w1 - w0), SUM_THREADS)
+
+    def close(self) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def _add(self, start_s: np.ndarray, w0: int, w1: int, out: np.ndarray,
+             threads: int) -> np.ndarray:
+        """Add the job energy of intervals ``w0 … w1 − 1`` from the starts decided so far."""
+        if self.run_sums is not None:
+            return self.run_sums.add(out, start_s, w0, threads=threads)
+        freq_s, jobs = self.freq_s, self.jobs
+        t0, t1 = w0 * freq_s, w1 * freq_s
+        # placement moves a start by <= 0.05 s: one interval of margin keeps every job that
+        # overlaps the window once placed; jobs not started (inf) drop out, and so do the jobs
+        # that arrive after it (they cannot have started before); the same filter as RunSums
+        hi = int(np.searchsorted(jobs.arrival_s, t1 + freq_s, side="left"))
+        s = start_s[:hi]
+        live = np.flatnonzero((s < t1 + freq_s) & (s + jobs.duration_s[:hi] > t0 - freq_s))
+        return plan_jobs_energy(start_s[live], self.nodes[live], self.curve_of[live],
+                                self.curves, step_s=freq_s, n_bins=w1 - w0, first_bin=w0,
+                                kernels=self.kernels).add_to(out, threads)
+
+
 def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windows) -> dict:
     """One replicate; yields per-window column dicts through ``windows`` callback."""
-    pools: list[ThreadPoolExecutor] = []  # the second thread, if the run sums behind SimPy
+    closers: list = []  # e.g. the second thread of a run summed behind SimPy
     try:
-        return _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, pools)
+        return _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closers)
     finally:
-        for pool in pools:  # whatever happened, nothing is left running
-            pool.shutdown(wait=True, cancel_futures=True)
+        for close in closers:  # whatever happened, nothing is left running
+            close()
 
 
-def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, pools) -> dict:
+def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closers) -> dict:
     catalogue = spec.catalogue or default_catalogue()
     fleet = spec.fleet
     horizon_s = n_bins * freq_s
@@ -170,94 +286,13 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, pools)
                 f"OverheadSpec.power_cap_kw = {spec.overheads.power_cap_kw} kW leaves room for "
                 f"{max(capacity, 0)} busy nodes, fewer than the largest job; raise the cap."
             )
-    # one cumulative-energy curve per (model, nodes, replicate, duration); the summation adds
-    # the jobs curve by curve (in this sorted order), each curve's jobs in job order
-    groups = _group_rows(jobs.model, jobs.profile_nodes, jobs.replicate, jobs.duration_s)
-    curves = [CumulativeEnergy.from_profile(cache.get(key[0], key[1]), key[2], key[3])
-              for key in groups]
-    curve_of = np.empty(len(jobs), dtype=np.int64)
-    for g, rows in enumerate(groups.values()):
-        curve_of[rows] = g
-    nodes_f = jobs.nodes.astype(float)
-    # sum behind SimPy's clock where the adds are many: fine steps, long jobs (at 1 min the
-    # checkpoints cost more than they hide)
-    overlap = (not windows.streaming and SUM_THREADS >= 2 and n_bins >= OVERLAP_MIN_BINS
-               and len(jobs) > 0
-               and jobs.duration_s.mean() >= OVERLAP_MIN_BINS_PER_JOB * freq_s)
-    kernels = run_sums = None
-    if curves and numba_loaded() and RunSums.fits(curves, freq_s, curve_of,
-                                                  KERNEL_CACHE_MAX_VALUES, all_slots=overlap):
-        # each window in one compiled loop; behind the clock every slot's kernel row is built
-        # up front, after SimPy only the rows the starts need
-        run_sums = RunSums(jobs.duration_s, nodes_f, curve_of, KernelCache(curves, freq_s))
-    elif curves and KernelCache.bound_values(curves, freq_s, curve_of) <= KERNEL_CACHE_MAX_VALUES:
-        kernels = KernelCache(curves, freq_s)
-
-    def job_energy_j(start_s: np.ndarray, w0: int, w1: int, out: np.ndarray,
-                     threads: int) -> np.ndarray:
-        """Add the job energy of bins ``w0 … w1 − 1`` from the starts decided so far [J]."""
-        if run_sums is not None:
-            return run_sums.add(out, start_s, w0, threads=threads)
-        return plan(start_s, w0, w1).add_to(out, threads)
-
-    def plan(start_s: np.ndarray, w0: int, w1: int):
-        """The slice adds of bins ``w0 … w1 − 1`` (the same jobs, order and bits as RunSums)."""
-        t0, t1 = w0 * freq_s, w1 * freq_s
-        # placement moves a start by <= 0.05 s: one bin of margin keeps every job that
-        # overlaps the bins once placed; jobs not started (inf) drop out, and so do the jobs
-        # that arrive after the bins (they cannot have started before)
-        hi = int(np.searchsorted(jobs.arrival_s, t1 + freq_s, side="left"))
-        s = start_s[:hi]
-        live = np.flatnonzero((s < t1 + freq_s) & (s + jobs.duration_s[:hi] > t0 - freq_s))
-        return plan_jobs_energy(start_s[live], nodes_f[live], curve_of[live], curves,
-                                step_s=freq_s, n_bins=w1 - w0, first_bin=w0, kernels=kernels)
-
-    job_j_all = None
-    slices = []
-    if overlap and run_sums is not None:
-        # sum the jobs behind SimPy's clock: once the clock passes a slice of the output (and
-        # a margin), every job that touches it has started; its compiled adds run in a second
-        # thread (they release the GIL) while SimPy goes on. Same bits as summing afterwards.
-        cuts = np.linspace(0, n_bins, OVERLAP_SLICES + 1).astype(np.int64).tolist()
-        slices = list(zip(cuts[:-1], cuts[1:]))
-        job_j_all = np.zeros(n_bins)
-    behind = []  # slices being summed behind the clock
-    pool = ThreadPoolExecutor(1) if slices else None
-    pools += [pool] if pool is not None else []
-    # the kernel rows are built in the second thread while SimPy starts
-    prepared = pool.submit(run_sums.prepare) if pool is not None else None
-    decided = np.full(len(jobs), np.inf) if slices else None
-    settled = 0  # jobs before this one had all started at the last checkpoint
-
-    def on_checkpoint(now_s: float, starts: list) -> None:
-        nonlocal settled
-        # copy only what may have changed: from the first job not started last time up to
-        # the last arrival so far (starts, once set, never change)
-        arrived = int(np.searchsorted(jobs.arrival_s, now_s, side="right"))
-        if arrived > settled:
-            part = np.asarray(starts[settled:arrived], dtype=np.float64)
-            decided[settled:arrived] = part
-            waiting = np.flatnonzero(np.isinf(part))
-            settled += int(waiting[0]) if len(waiting) else len(part)
-        while len(behind) < len(slices) - 1 and (slices[len(behind)][1] + 2) * freq_s <= now_s:
-            w0, w1 = slices[len(behind)]
-            # a copy: the next checkpoint writes into `decided` while this slice is summed
-            behind.append(pool.submit(job_energy_j, decided.copy(), w0, w1, job_j_all[w0:w1],
-                                       1))
-
+    energy = _JobEnergy(jobs, cache, freq_s, n_bins, streaming=windows.streaming)
+    closers.append(energy.close)
     sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
-                          backfill=spec.backfill,
-                          checkpoints_s=[(w1 + 2) * freq_s for _, w1 in slices[:-1]],
-                          on_checkpoint=on_checkpoint if slices else None)
-    # the slices SimPy's clock has not passed yet: summed in the second thread while this one
-    # works out the busy and queued series (the result is awaited before its use)
-    behind += [pool.submit(job_energy_j, sched.start_s, w0, w1, job_j_all[w0:w1], 1)
-               for w0, w1 in slices[len(behind):]]
-
-    def summed_behind() -> None:
-        """Wait for the second thread's slices (raising what it raised)."""
-        for done in ([prepared] if prepared is not None else []) + behind:
-            done.result()
+                          backfill=spec.backfill, checkpoints_s=energy.checkpoints_s,
+                          on_checkpoint=energy.on_checkpoint)
+    energy.scheduled(sched.start_s)
+    nodes_f = energy.nodes
     bar.update(1)
     started = np.isfinite(sched.start_s)
     services = []
@@ -291,11 +326,7 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, pools)
         queued_s = box_seconds_per_bin(jobs.arrival_s - t0,
                                        np.minimum(sched.start_s, horizon_s) - t0, 1.0,
                                        step_s=freq_s, n_bins=w1 - w0)
-        if job_j_all is not None:
-            summed_behind()
-            job_j = job_j_all[w0:w1]
-        else:
-            job_j = job_energy_j(sched.start_s, w0, w1, np.zeros(w1 - w0), SUM_THREADS)
+        job_j = energy.window(w0, w1)
         job_w = job_j / freq_s
         idle_w = (spec.pool_nodes - busy) * fleet.idle_w
         cols: dict[str, np.ndarray] = {}
