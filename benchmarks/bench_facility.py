@@ -135,7 +135,8 @@ def run(quick: bool = False) -> list[dict]:
         wall, peak_gib, events, floor, jit_s, spread = _measure(preset, end, freq, repeats, **kw)
         baseline = "bare SimPy loop, same event count"
         if repeats > 1:
-            baseline += f" (run with the median ratio of {repeats}: {spread[0]:.2f}-{spread[1]:.2f})"
+            baseline += (f" (run with the median ratio of {repeats}: "
+                         f"{spread[0]:.2f}-{spread[1]:.2f})")
         scaled = " for 365D (quick run: not judged)" if quick else ""
         rows.append(_row(f"{label}: wall time", wall, "s", target=(
             f"<= {limit_s:.0f} s{scaled}" if limit_s else "reported"),

@@ -7,8 +7,8 @@ bin ``[t_k, t_{k+1})`` is ``nodes·(E(t_{k+1} − s) − E(t_k − s))``.
 :func:`jobs_energy_per_bin_j` (and its one-curve form :func:`job_energy_per_bin_j`) first
 rounds each start to the placement grid ``r = f / ceil(f / 0.1 s)`` (0.1 s for every output
 step ``f`` that is a multiple of 0.1 s: 0.1 s is aiload's finest output step and the sampling
-interval of the measured profiles). A start then lies at ``m·f + b·r`` and all jobs of a profile curve in slot
-``b`` share one kernel ``kern_b[k] = E((k+1)·f − b·r) − E(k·f − b·r)``: evaluated exactly, once
+interval of the measured profiles). A start then lies at ``m·f + b·r`` and all jobs of a
+profile curve in slot ``b`` share one kernel ``kern_b[k] = E((k+1)·f − b·r) − E(k·f − b·r)``: evaluated exactly, once
 per slot that occurs, and added at bin ``m`` times the job's nodes. The shift (≤ r/2 = 0.05 s,
 against job start-ups of minutes) is physically immaterial; every job's energy is exact and its
 shape is integrated exactly from the placed start, and runs at 1 s and at 1 min place jobs
