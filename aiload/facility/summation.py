@@ -8,11 +8,11 @@ bin ``[t_k, t_{k+1})`` is ``nodes·(E(t_{k+1} − s) − E(t_k − s))``.
 rounds each start to the placement grid ``r = f / ceil(f / 0.1 s)`` (0.1 s for every output
 step ``f`` that is a multiple of 0.1 s: 0.1 s is aiload's finest output step and the sampling
 interval of the measured profiles). A start then lies at ``m·f + b·r`` and all jobs of a
-profile curve in slot ``b`` share one kernel ``kern_b[k] = E((k+1)·f − b·r) − E(k·f − b·r)``: evaluated exactly, once
-per slot that occurs, and added at bin ``m`` times the job's nodes. The shift (≤ r/2 = 0.05 s,
-against job start-ups of minutes) is physically immaterial; every job's energy is exact and its
-shape is integrated exactly from the placed start, and runs at 1 s and at 1 min place jobs
-identically, so the 1-s series summed to minutes equals the 1-min run to float rounding. The
+profile curve in slot ``b`` share one kernel ``kern_b[k] = E((k+1)·f − b·r) − E(k·f − b·r)``:
+evaluated exactly, once per slot that occurs, and added at bin ``m`` times the job's nodes.
+The shift (≤ r/2 = 0.05 s, against job start-ups of minutes) is physically immaterial; every
+job's energy is exact and its shape is integrated exactly from the placed start, and runs at
+1 s and at 1 min place jobs identically, so the 1-s series summed to minutes equals the 1-min run to float rounding. The
 slice adds run in one compiled loop when numba is importable (optional) and in batched numpy
 otherwise; both add the same products in the same order, so they agree bit for bit. The jobs
 are added curve by curve, each curve's jobs in input order; threads split the output bins.
