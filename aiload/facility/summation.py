@@ -12,10 +12,11 @@ profile curve in slot ``b`` share one kernel ``kern_b[k] = E((k+1)·f − b·r) 
 evaluated exactly, once per slot that occurs, and added at bin ``m`` times the job's nodes.
 The shift (≤ r/2 = 0.05 s, against job start-ups of minutes) is physically immaterial; every
 job's energy is exact and its shape is integrated exactly from the placed start, and runs at
-1 s and at 1 min place jobs identically, so the 1-s series summed to minutes equals the 1-min run to float rounding. The
-slice adds run in one compiled loop when numba is importable (optional) and in batched numpy
-otherwise; both add the same products in the same order, so they agree bit for bit. The jobs
-are added curve by curve, each curve's jobs in input order; threads split the output bins.
+1 s and at 1 min place jobs identically, so the 1-s series summed to minutes equals the 1-min
+run to float rounding. The slice adds run in one compiled loop when numba is importable
+(optional) and in batched numpy otherwise; both add the same products in the same order, so
+they agree bit for bit. The jobs are added curve by curve, each curve's jobs in input order;
+threads split the output bins.
 
 The facility model uses :class:`RunSums` where numba is loaded: the live-job filter, the
 placement, the kernel lookup and the adds of a whole window in one compiled loop over kernel
