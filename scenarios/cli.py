@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
 from aiload import __version__

@@ -246,7 +246,7 @@ def test_streamed_windows_give_the_in_memory_series(tmp_path, monkeypatch):
 def test_jobs_summed_in_threads_give_the_same_bits(monkeypatch):
     """Threads split the output intervals and each adds every job in the same order, so the
     series is bit-for-bit the single-threaded one."""
-    from aiload.facility import model
+    from aiload.facility import kernels, model
 
     if not summation.numba_available():  # builds the compiled loops: threads need them
         pytest.skip("numba is not installed: jobs are summed in one thread")
@@ -257,7 +257,9 @@ def test_jobs_summed_in_threads_give_the_same_bits(monkeypatch):
             pools.append(args)
             super().__init__(*args, **kwargs)
 
+    # the planned adds (summation) and the fused loop (kernels) both split the intervals
     monkeypatch.setattr(summation, "ThreadPoolExecutor", CountingPool)
+    monkeypatch.setattr(kernels, "ThreadPoolExecutor", CountingPool)
     monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 10**12)  # summed after SimPy, in threads
     kw = dict(end="1D", freq="1s", **COLOCATION)
     monkeypatch.setattr(model, "SUM_THREADS", 2)

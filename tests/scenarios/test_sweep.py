@@ -149,9 +149,9 @@ def test_cli_spawns_workers_when_asked(tmp_path):
            "--workers", "1", "--start-method", "spawn", "--set", "facility.utilization=0.5",
            "--set", f"facility.end={END}", "--replicates", "1", "-o", str(out)]
     subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, timeout=300)
-    serial = run_sweep("colocation-10mw", tmp_path / "serial",
-                       sets={"facility.utilization": [0.5], "facility.end": [END]},
-                       replicates=1, workers=0, progress=False)
+    run_sweep("colocation-10mw", tmp_path / "serial",
+              sets={"facility.utilization": [0.5], "facility.end": [END]},
+              replicates=1, workers=0, progress=False)
     got = pd.read_parquet(out / "cases" / "case-000" / "rep-0000.parquet")
     want = pd.read_parquet(tmp_path / "serial" / "cases" / "case-000" / "rep-0000.parquet")
     pd.testing.assert_frame_equal(got, want)
