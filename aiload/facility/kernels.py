@@ -31,7 +31,7 @@ POINTS_PER_CHUNK = 8_000_000
 
 
 def placement_grid(step_s: float) -> tuple[float, int]:
-    """Grid on which :func:`job_energy_per_bin_j` places job starts, for output step ``step_s``.
+    """Grid on which the summation places job starts, for output step ``step_s``.
 
     Parameters
     ----------
@@ -58,7 +58,7 @@ class RunSums:
 
     For runs whose every kernel row fits a :class:`KernelCache` (:meth:`fits`) with numba
     loaded: all rows are built once, and :meth:`add` gives, for any window and any starts
-    decided so far, exactly the figures of :func:`jobs_energy_per_bin_j` with the live-job
+    decided so far, exactly the figures of :func:`summation.jobs_energy_per_bin_j` with the live-job
     filter of the facility model (``start < t1 + f`` and ``start + D > t0 − f``): the same
     jobs, kernels and adds in the same order. The loop holds the GIL only to start and return,
     so a window can be summed in one thread while another runs SimPy.
@@ -150,7 +150,7 @@ class KernelCache:
     """Whole per-bin kernels of profile curves at one output step, built once and kept.
 
     Row ``(curve c, slot b)`` holds ``kern_b[k]`` for every ``k < ceil(D_c / f) + 1``, the
-    same floats :func:`jobs_energy_per_bin_j` evaluates without a cache. The windows of a
+    same floats :func:`summation.jobs_energy_per_bin_j` evaluates without a cache. The windows of a
     streamed run and the time slices of the facility model then share the rows instead of
     rebuilding them: a job that started in an earlier window reads its row from ``k0``.
     Memory: at most :meth:`bound_values` floats.
@@ -298,7 +298,8 @@ def _kernel_energy(out, curve, step_s, placement_s, row_slot, row_lo, n_edges, m
     """Cumulative energy at the edges ``τ = k·f − b·r``, ``k = lo … lo + n − 1``, row by row.
 
     On either path the same floats: the compiled loop (once numba is loaded, unless
-    ``method="numpy"``) repeats the operations of :class:`CumulativeEnergy` one edge at a time.
+    ``method="numpy"``) repeats the operations of :class:`summation.CumulativeEnergy` one edge
+    at a time.
     """
     loops = _numba_loops() if _numba_loops.cache_info().currsize else None
     if loops is not None and method != "numpy":
