@@ -379,7 +379,7 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closer
 #: output intervals and jobs of OVERLAP_MIN_BINS_PER_JOB intervals on average. Below that the
 #: adds are too few to hide the checkpoints' cost (measured: a year at 1 min ran slower)
 OVERLAP_SLICES = 8
-OVERLAP_MIN_BINS = 1 << 16
+OVERLAP_MIN_BINS = 1 << 17  # ~1.5 days at 1 s: a 1-day run was slower, a 3-day one faster
 OVERLAP_MIN_BINS_PER_JOB = 1000
 #: kernel rows kept across windows and slices (floats; ~128 MiB): above it they are rebuilt
 #: per window, as the rows a window needs

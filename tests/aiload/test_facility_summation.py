@@ -288,6 +288,7 @@ def test_summing_behind_the_simpy_clock_gives_the_same_bits(monkeypatch):
 
     monkeypatch.setattr(model, "schedule_jobs", counting)
     monkeypatch.setattr(model, "SUM_THREADS", 2)
+    monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 1 << 16)  # a day at 1 s is enough here
     kw = dict(end="1D", freq="1s", **COLOCATION)
     behind = facility("colocation-10mw", **kw).power
     assert len(calls) == model.OVERLAP_SLICES - 1, "the slices were not summed behind the clock"
@@ -311,6 +312,7 @@ def test_an_error_behind_the_clock_reaches_the_caller_and_no_thread_is_left(monk
 
     monkeypatch.setattr(summation.RunSums, "add", broken)
     monkeypatch.setattr(model, "SUM_THREADS", 2)
+    monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 1 << 16)  # summed behind the clock
     with pytest.raises(RuntimeError, match="slice from bin 0 failed"):
         facility("colocation-10mw", end="1D", freq="1s", **COLOCATION)
     # the executor's worker threads are gone (names "ThreadPoolExecutor-N_M")
