@@ -40,6 +40,16 @@ def plain_costs() -> mg.Costs:
     )
 
 
+@pytest.fixture(scope="session")
+def hawk_costs() -> mg.Costs:
+    """Costs of the Hawk-based model tests: with export and a demand charge."""
+    return mg.Costs(
+        70, 25, 15, 60,
+        import_usd_per_kwh=0.08, export_usd_per_kwh=0.03, fuel_usd_per_kwh=0.11,
+        demand_charge_usd_per_kw_month=12.0,
+    )
+
+
 HAWK = "llnl-last-power-provisioning/Hawk_power_15_min.csv"
 
 

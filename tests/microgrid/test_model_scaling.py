@@ -13,18 +13,11 @@ import microgrid as mg
 from microgrid.model import build_model, kw_per_pu
 from microgrid.sizing import prepare_inputs
 
-COSTS = mg.Costs(
-    70, 25, 15, 60,
-    import_usd_per_kwh=0.08, export_usd_per_kwh=0.03, fuel_usd_per_kwh=0.11,
-    demand_charge_usd_per_kw_month=12.0,
-)
-
-
-def test_peak_load_is_near_one_pu_and_the_unit_a_power_of_two(hawk_3d_kw):
+def test_peak_load_is_near_one_pu_and_the_unit_a_power_of_two(hawk_3d_kw, hawk_costs):
     # Hawk's measured 3 days peak at ~3.2 MW: the unit must be 2**12 = 4,096 kW (log2 3166
     # = 11.63 rounds to 12), so the balance rows' right-hand sides lie in [2**-0.5, 2**0.5].
     data, _ = prepare_inputs(
-        hawk_3d_kw, pv_availability=None, costs=COSTS, battery=mg.Battery(),
+        hawk_3d_kw, pv_availability=None, costs=hawk_costs, battery=mg.Battery(),
         generator=mg.Generator(), import_limit_kw=5_000.0,
     )
     unit_kw = kw_per_pu(data)
@@ -41,7 +34,7 @@ def test_peak_load_is_near_one_pu_and_the_unit_a_power_of_two(hawk_3d_kw):
     assert pyo.value(m.cost_terms_pu["pv_capital"]) == 70.0
 
 
-def test_a_load_a_thousand_times_larger_costs_a_thousand_times_more(hawk_3d_kw):
+def test_a_load_a_thousand_times_larger_costs_a_thousand_times_more(hawk_3d_kw, hawk_costs):
     # Every kW/kWh/t input times 1000 (load, limits, ramp, carbon cap) must give sizes,
     # dispatch and cost times 1000: a check of the unscaling of every reported figure. The
     # two models use different units (4,096 vs 4,194,304 kW), so HiGHS solves two different
@@ -51,7 +44,7 @@ def test_a_load_a_thousand_times_larger_costs_a_thousand_times_more(hawk_3d_kw):
 
     def run(k: float) -> mg.Sizing:
         return mg.size(
-            hawk_3d_kw * k, pv_availability=pv, costs=COSTS,
+            hawk_3d_kw * k, pv_availability=pv, costs=hawk_costs,
             battery=mg.Battery(0.95, 0.94, 0.1),
             generator=mg.Generator(emission_kg_per_kwh=0.45),
             import_limit_kw=3_000.0 * k, export_limit_kw=500.0 * k,

@@ -10,27 +10,20 @@ from microgrid.model import build_model
 from microgrid.sizing import prepare_inputs
 from microgrid.solve import solve_model
 
-COSTS = mg.Costs(
-    70, 25, 15, 60,
-    import_usd_per_kwh=0.08, export_usd_per_kwh=0.03, fuel_usd_per_kwh=0.11,
-    demand_charge_usd_per_kw_month=12.0,
-)
-
-
-def _model(hawk_3d_kw):
+def _model(hawk_3d_kw, costs):
     data, _ = prepare_inputs(
-        hawk_3d_kw, pv_availability=mg.pv_availability(index=hawk_3d_kw.index), costs=COSTS,
+        hawk_3d_kw, pv_availability=mg.pv_availability(index=hawk_3d_kw.index), costs=costs,
         battery=mg.Battery(), generator=mg.Generator(), import_limit_kw=3_000.0,
     )
     return build_model(data)
 
 
-def test_long_lps_get_primal_simplex_with_the_same_optimum(hawk_3d_kw, monkeypatch):
+def test_long_lps_get_primal_simplex_with_the_same_optimum(hawk_3d_kw, hawk_costs, monkeypatch):
     # 3 days of measured Hawk power at 15 min = 288 steps: below the threshold dual simplex
     # runs; with the threshold lowered under 288 the same LP goes to primal simplex, which
     # must reach the same vertex objective (an LP's bound is its objective, gap 0).
     assert len(hawk_3d_kw) == 288 < mg_solve.PRIMAL_SIMPLEX_MIN_STEPS
-    dual = solve_model(_model(hawk_3d_kw))
+    dual = solve_model(_model(hawk_3d_kw, hawk_costs))
     assert dual.status == "optimal" and dual.mip_gap == 0.0
     chosen = {}
     real_highs = mg_solve.Highs
@@ -42,16 +35,17 @@ def test_long_lps_get_primal_simplex_with_the_same_optimum(hawk_3d_kw, monkeypat
 
     monkeypatch.setattr(mg_solve, "Highs", Spy)
     monkeypatch.setattr(mg_solve, "PRIMAL_SIMPLEX_MIN_STEPS", 100)
-    primal = solve_model(_model(hawk_3d_kw))
+    primal = solve_model(_model(hawk_3d_kw, hawk_costs))
     assert (chosen["solver"], chosen["simplex_strategy"]) == ("simplex", 4)
     assert primal.status == "optimal" and primal.mip_gap == 0.0
     assert primal.objective_usd == pytest.approx(dual.objective_usd, rel=1e-9)
 
 
-def test_interior_point_without_crossover_reports_its_duality_gap(hawk_3d_kw):
+def test_interior_point_without_crossover_reports_its_duality_gap(hawk_3d_kw, hawk_costs):
     # no vertex: the optimum within the interior point tolerance, and an honest gap
-    simplex = solve_model(_model(hawk_3d_kw))
-    ipm = solve_model(_model(hawk_3d_kw), highs_options={"solver": "ipm", "run_crossover": "off"})
+    simplex = solve_model(_model(hawk_3d_kw, hawk_costs))
+    ipm = solve_model(_model(hawk_3d_kw, hawk_costs),
+                      highs_options={"solver": "ipm", "run_crossover": "off"})
     assert ipm.status == "optimal"
     assert ipm.objective_usd == pytest.approx(simplex.objective_usd, rel=1e-6)
     assert 0.0 < ipm.mip_gap < 1e-6
