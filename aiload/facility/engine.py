@@ -80,6 +80,9 @@ def schedule_jobs(
     has to wait, a wake-up is scheduled at the earliest running end (and again after each
     end while the queue stays non-empty), so queued jobs start at exactly the same times.
     """
+    if on_checkpoint is not None and not callable(on_checkpoint):
+        raise TypeError(f"on_checkpoint: expected a function (time_s, starts), got "
+                        f"{type(on_checkpoint).__name__}.")
     env = simpy.Environment()
     n_jobs = len(arrival_s)
     starts = [np.inf] * n_jobs  # a list: item assignment is cheaper than on an ndarray

@@ -68,11 +68,23 @@ class RunSums:
                  kernels: KernelCache) -> None:
         loops = _numba_loops()
         if loops is None:
-            raise ImportError("RunSums needs numba; use jobs_energy_per_bin_j without it.")
+            raise ImportError("RunSums needs numba (pip install numba, or the 'fast' extra); "
+                              "without it use summation.jobs_energy_per_bin_j.")
         self._place_run = loops.place_run
         self.duration_s = np.ascontiguousarray(duration_s, dtype=np.float64)
         self.nodes = np.ascontiguousarray(nodes, dtype=np.float64)
         self.curve = np.ascontiguousarray(curve_index, dtype=np.int64)
+        # the compiled loop reads these without bounds checks: shapes and indices are checked
+        # here, once
+        n = len(self.curve)
+        if self.curve.ndim != 1 or self.duration_s.shape != (n,) or self.nodes.shape != (n,):
+            raise ValueError(f"RunSums: expected duration_s, nodes and curve_index of one length "
+                             f"each (one value per job), got shapes {self.duration_s.shape}, "
+                             f"{self.nodes.shape} and {self.curve.shape}.")
+        if n and (self.curve.min() < 0 or self.curve.max() >= len(kernels.curves)):
+            raise ValueError(f"RunSums: curve_index must index the {len(kernels.curves)} curves "
+                             f"of the KernelCache, got values {self.curve.min()} … "
+                             f"{self.curve.max()}.")
         self.order = np.argsort(self.curve, kind="stable").astype(np.int64)
         self.kernels = kernels
         self.widths = _kernel_widths(kernels.curves, kernels.step_s)
@@ -84,6 +96,8 @@ class RunSums:
         prepares with its own starts if this was not called."""
         if self.offsets is not None:
             return self
+        if start_s is not None:
+            start_s = self._starts(start_s)
         if start_s is None:
             self.offsets = self.kernels.dense_offsets(self.curve, "numba")
         else:
@@ -118,27 +132,50 @@ class RunSums:
         ``start_s``: every job's start so far (``inf`` where not started). With ``threads``
         > 1 each thread adds every job to its own range of bins (same bits).
         """
-        if out.dtype != np.float64 or out.ndim != 1 or not out.flags.c_contiguous:
-            raise ValueError(f"out: expected a contiguous 1-D float64 array, got {out.dtype} "
-                             f"of shape {out.shape}.")
+        _check_out(out)
+        start_s = self._starts(start_s)
         self.prepare(start_s)
         step = self.kernels.step_s
         n = len(out)
         t0, t1 = first_bin * step, (first_bin + n) * step
-        args = (int(first_bin), t0 - step, t1 + step,
-                np.ascontiguousarray(start_s, dtype=np.float64), self.duration_s, self.nodes,
+        args = (int(first_bin), t0 - step, t1 + step, start_s, self.duration_s, self.nodes,
                 self.curve, self.order, self.table, self.offsets, self.widths,
                 float(self.kernels._placement_s), int(self.kernels._per_bin))
-        if threads < 2 or n < 2 * threads:
-            self._place_run(out, 0, n, *args)
-            return out
-        cuts = np.linspace(0, n, threads + 1).astype(np.int64).tolist()
-        with ThreadPoolExecutor(threads) as pool:
-            done = [pool.submit(self._place_run, out, lo, hi, *args)
-                    for lo, hi in zip(cuts[:-1], cuts[1:])]
-            for fut in done:
-                fut.result()
+        split_bins(lambda lo, hi: self._place_run(out, lo, hi, *args), n,
+                   threads if n >= 2 * threads else 1)
         return out
+
+    def _starts(self, start_s: np.ndarray) -> np.ndarray:
+        start_s = np.ascontiguousarray(start_s, dtype=np.float64)
+        if start_s.shape != self.curve.shape:
+            raise ValueError(f"start_s: expected one start per job ({len(self.curve)}, inf where "
+                             f"not started), got shape {start_s.shape}.")
+        return start_s
+
+
+def _check_out(out: np.ndarray) -> None:
+    """The compiled adds write into ``out`` directly: it must be contiguous 1-D float64."""
+    if not isinstance(out, np.ndarray) or out.dtype != np.float64 or out.ndim != 1 \
+            or not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError(f"out: expected a writeable, contiguous 1-D float64 array, got "
+                         f"{getattr(out, 'dtype', type(out).__name__)} of shape "
+                         f"{getattr(out, 'shape', None)}; pass e.g. np.zeros(n_bins).")
+
+
+def split_bins(add, n_bins: int, threads: int) -> None:
+    """Call ``add(lo, hi)`` over ``[0, n_bins)`` in ``threads`` contiguous ranges at once.
+
+    The compiled adds release the GIL; each range gets every job in the same order, so the
+    result does not depend on the number of threads.
+    """
+    if threads < 2:
+        add(0, n_bins)
+        return
+    cuts = np.linspace(0, n_bins, threads + 1).astype(np.int64).tolist()
+    with ThreadPoolExecutor(threads) as pool:
+        done = [pool.submit(add, lo, hi) for lo, hi in zip(cuts[:-1], cuts[1:])]
+        for fut in done:
+            fut.result()
 
 
 def _kernel_widths(curves, step_s) -> np.ndarray:

@@ -292,7 +292,6 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closer
                           backfill=spec.backfill, checkpoints_s=energy.checkpoints_s,
                           on_checkpoint=energy.on_checkpoint)
     energy.scheduled(sched.start_s)
-    nodes_f = energy.nodes
     bar.update(1)
     started = np.isfinite(sched.start_s)
     services = []
@@ -311,7 +310,7 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closer
     bar.update(1)
     idx_started = np.flatnonzero(started)
     run_s = sched.start_s[idx_started]
-    run_nodes = nodes_f[idx_started]
+    run_nodes = energy.nodes[idx_started]
     run_end_s = run_s + jobs.duration_s[idx_started]
     per = int(round(freq_s / fine_s))
     unserved = 0.0  # requests beyond capacity, summed window by window [requests]
@@ -320,7 +319,6 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closer
     for w0 in range(0, n_bins, STREAM_WINDOW_BINS if windows.streaming else n_bins):
         w1 = min(n_bins, w0 + (STREAM_WINDOW_BINS if windows.streaming else n_bins))
         t0 = w0 * freq_s
-        edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # relative to window start
         busy = box_seconds_per_bin(run_s - t0, np.minimum(run_end_s, horizon_s) - t0,
                                    run_nodes, step_s=freq_s, n_bins=w1 - w0) / freq_s
         queued_s = box_seconds_per_bin(jobs.arrival_s - t0,
@@ -348,6 +346,7 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closer
         loss = losses_kw(it_kw, rated_kw, spec.overheads)
         temp = None
         if spec.overheads.cooling == "drybulb":
+            edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # from the window start
             stamps = start + pd.to_timedelta(t0 + edges, unit="s")
             temp = drybulb_c(spec.overheads.weather, pd.DatetimeIndex(stamps))
         cool, econ = cooling_kw(it_kw, loss, spec.overheads, temp)

@@ -32,7 +32,6 @@ Sums are float64.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -47,8 +46,10 @@ from aiload.facility.kernels import (
     _curves_table,
     _kernel_rows,
     _kernel_widths,
+    _check_out,
     _row_chunks,
     placement_grid,
+    split_bins,
 )
 from aiload.profiles._profile import Profile
 
@@ -104,7 +105,7 @@ class CumulativeEnergy:
         return float(self(np.array([self.duration_s]))[0])
 
     def __call__(self, tau_s: np.ndarray) -> np.ndarray:
-        """Cumulative energy at elapsed times ``tau_s`` (0 before 0, held after ``duration_s``) [J]."""
+        """Cumulative energy at elapsed times ``tau_s`` [J]: 0 before 0, held after the end."""
         # knots are uniform, so the interval is found by division, not a binary search
         step = self.knots_s[1]
         period = self.knots_s[-1]
@@ -151,7 +152,7 @@ def numba_available() -> bool:
 def numba_loaded() -> bool:
     """True when the compiled loops are already built in this process (no import, no compile).
 
-    Their slice adds release the GIL, so the model may then sum profile groups in threads.
+    Their adds release the GIL, so the model may then sum in threads (and behind SimPy).
     """
     return bool(_numba_loops.cache_info().currsize) and _numba_loops() is not None
 
@@ -256,7 +257,13 @@ def box_seconds_per_bin(
     adds exactly ``w·(e − s)`` over the bins (clipped to ``[0, n_bins·f)``) however floor
     rounding places its ends. Boxes with ``e <= s`` add nothing.
     """
-    out = np.zeros(n_bins, dtype=np.float64)
+    if not np.isfinite(step_s) or step_s <= 0 or int(n_bins) != n_bins or n_bins < 0:
+        raise ValueError(f"box_seconds_per_bin: expected step_s > 0 [s] and a whole n_bins >= 0, "
+                         f"got step_s={step_s!r}, n_bins={n_bins!r}.")
+    if np.shape(start_s) != np.shape(end_s):
+        raise ValueError(f"box_seconds_per_bin: start_s and end_s must have one shape (one box "
+                         f"each), got {np.shape(start_s)} and {np.shape(end_s)}.")
+    out = np.zeros(int(n_bins), dtype=np.float64)
     span_s = n_bins * step_s
     s = np.clip(np.asarray(start_s, dtype=np.float64), 0.0, span_s)
     e = np.clip(np.asarray(end_s, dtype=np.float64), 0.0, span_s)
@@ -378,7 +385,8 @@ class Placement:
         The compiled adds release the GIL: a placement planned in one thread can be added
         in another while the first goes on (the facility model overlaps it with SimPy).
         """
-        if out.shape != (self.n_bins,) or out.dtype != np.float64:
+        _check_out(out)
+        if out.shape != (self.n_bins,):
             raise ValueError(f"out: expected float64 of shape ({self.n_bins},), got "
                              f"{out.dtype} of shape {out.shape}.")
         place = _place_numba() if self.compiled else None
@@ -407,10 +415,13 @@ def plan_jobs_energy(
     curve_index = np.asarray(curve_index, dtype=np.int64)
     if len(start_s) == 0 or n_bins == 0:
         return Placement(n_bins, False, ())
-    if curve_index.shape != start_s.shape or curve_index.min() < 0 or \
-            curve_index.max() >= len(curves):
+    if start_s.ndim != 1 or nodes.shape != start_s.shape or curve_index.shape != start_s.shape:
+        raise ValueError(f"start_s, nodes, curve_index: expected 1-D arrays of one length (one "
+                         f"value per job), got shapes {start_s.shape}, {nodes.shape} and "
+                         f"{curve_index.shape}.")
+    if curve_index.min() < 0 or curve_index.max() >= len(curves):
         raise ValueError(f"curve_index: expected one index into the {len(curves)} curves per "
-                         f"job, got {curve_index!r}.")
+                         f"job, got values {curve_index.min()} … {curve_index.max()}.")
     if kernels is not None and (len(kernels.curves) != len(curves) or any(
             a is not b for a, b in zip(kernels.curves, curves)) or kernels.step_s != step_s):
         raise ValueError("kernels: a KernelCache built for other curves or another step_s; "
@@ -466,15 +477,10 @@ _THREAD_MIN_VALUES = 1_000_000
 def _place_compiled(place, out, table, offset, length, pos, weight, threads):
     """The compiled slice adds over all bins, split into ``threads`` ranges of bins."""
     n = len(out)
-    if threads < 2 or n < 2 * threads or int(length.sum()) < _THREAD_MIN_VALUES:
-        place(out, table, offset, length, pos, weight, 0, n)
-        return
-    cuts = np.linspace(0, n, threads + 1).astype(np.int64).tolist()
-    with ThreadPoolExecutor(threads) as pool:
-        done = [pool.submit(place, out, table, offset, length, pos, weight, lo, hi)
-                for lo, hi in zip(cuts[:-1], cuts[1:])]
-        for fut in done:
-            fut.result()
+    if n < 2 * threads or int(length.sum()) < _THREAD_MIN_VALUES:
+        threads = 1
+    split_bins(lambda lo, hi: place(out, table, offset, length, pos, weight, lo, hi), n,
+               threads)
 
 
 def _place_numpy(out, table, offset, length, pos, weight):

@@ -252,13 +252,12 @@ def test_jobs_summed_in_threads_give_the_same_bits(monkeypatch):
         pytest.skip("numba is not installed: jobs are summed in one thread")
     pools = []
 
-    class CountingPool(summation.ThreadPoolExecutor):
+    class CountingPool(kernels.ThreadPoolExecutor):
         def __init__(self, *args, **kwargs):
             pools.append(args)
             super().__init__(*args, **kwargs)
 
-    # the planned adds (summation) and the fused loop (kernels) both split the intervals
-    monkeypatch.setattr(summation, "ThreadPoolExecutor", CountingPool)
+    # the planned adds and the fused loop both split the intervals in kernels.split_bins
     monkeypatch.setattr(kernels, "ThreadPoolExecutor", CountingPool)
     monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 10**12)  # summed after SimPy, in threads
     kw = dict(end="1D", freq="1s", **COLOCATION)
@@ -472,3 +471,33 @@ def test_jobs_outside_the_edges_add_nothing_or_their_whole_energy(method):
     more = job_energy_at_edges(edges, np.array([-7.0, 0.5, 10.0]), np.array([1.0, 1.0, 1.0]),
                                curve, method=method)
     np.testing.assert_allclose(more, inside + 10.0, rtol=1e-12)
+
+
+def test_summation_entry_points_refuse_bad_shapes_before_any_add():
+    """The compiled loops read without bounds checks: mismatched arrays are refused with the
+    shapes received, never read past their ends."""
+    curve = CumulativeEnergy(np.array([0.0, 1.0]), np.array([0.0, 5.0]), 1.0)
+    with pytest.raises(ValueError, match=r"one length .* got shapes \(3,\), \(2,\) and \(3,\)"):
+        summation.jobs_energy_per_bin_j(np.zeros(3), np.ones(2), np.zeros(3, int), [curve],
+                                        step_s=1.0, n_bins=4)
+    plan = summation.plan_jobs_energy(np.array([0.5]), np.array([2.0]), np.array([0]), [curve],
+                                      step_s=1.0, n_bins=6)
+    with pytest.raises(ValueError, match="writeable, contiguous 1-D float64"):
+        plan.add_to(np.zeros(12)[::2])  # a strided view: the compiled adds need contiguity
+    with pytest.raises(ValueError, match=r"step_s > 0 \[s\] .* got step_s=0.0"):
+        summation.box_seconds_per_bin(np.zeros(2), np.ones(2), 1.0, step_s=0.0, n_bins=3)
+    with pytest.raises(ValueError, match=r"one shape .* got \(2,\) and \(3,\)"):
+        summation.box_seconds_per_bin(np.zeros(2), np.ones(3), 1.0, step_s=1.0, n_bins=3)
+    if not summation.numba_available():
+        return
+    kernels = summation.KernelCache([curve], 1.0)
+    with pytest.raises(ValueError, match=r"one length each .* shapes \(2,\), \(3,\) and \(2,\)"):
+        summation.RunSums(np.ones(2), np.ones(3), np.zeros(2, int), kernels)
+    with pytest.raises(ValueError, match=r"index the 1 curves .* got values 0 … 1"):
+        summation.RunSums(np.ones(2), np.ones(2), np.array([0, 1]), kernels)
+    sums = summation.RunSums(np.ones(2), np.ones(2), np.zeros(2, int), kernels)
+    with pytest.raises(ValueError, match=r"one start per job \(2, .*got shape \(1,\)"):
+        sums.add(np.zeros(5), np.array([0.5]), 0)
+    out = np.zeros(5)
+    sums.add(out, np.array([0.5, np.inf]), 0)  # the second job never started
+    np.testing.assert_allclose(out, [2.5, 2.5, 0.0, 0.0, 0.0])  # 5 W over [0.5, 1.5) s
