@@ -189,7 +189,7 @@ class _JobEnergy:
             self.pool = ThreadPoolExecutor(1)
             # the kernel rows are built in the second thread while SimPy starts
             self.behind.append(self.pool.submit(self.run_sums.prepare))
-            self._decided = np.full(len(jobs), np.inf)
+            self._decided_s = np.full(len(jobs), np.inf)
             self._settled = 0  # jobs before this one had all started at the last checkpoint
 
     @property
@@ -208,15 +208,15 @@ class _JobEnergy:
         arrived = int(np.searchsorted(self.jobs.arrival_s, now_s, side="right"))
         if arrived > self._settled:
             part = np.asarray(starts[self._settled:arrived], dtype=np.float64)
-            self._decided[self._settled:arrived] = part
+            self._decided_s[self._settled:arrived] = part
             waiting = np.flatnonzero(np.isinf(part))
             self._settled += int(waiting[0]) if len(waiting) else len(part)
         while (self._submitted < len(self.slices) - 1
                and (self.slices[self._submitted][1] + 2) * self.freq_s <= now_s):
             w0, w1 = self.slices[self._submitted]
             self._submitted += 1
-            # a copy: the next checkpoint writes into `_decided` while this slice is summed
-            self.behind.append(self.pool.submit(self._add, self._decided.copy(), w0, w1,
+            # a copy: the next checkpoint writes into `_decided_s` while this slice is summed
+            self.behind.append(self.pool.submit(self._add, self._decided_s.copy(), w0, w1,
                                                 self.all_j[w0:w1], 1))
 
     def scheduled(self, start_s: np.ndarray) -> None:
