@@ -1,9 +1,11 @@
 """The event-driven facility model: node profiles -> the power a data center draws.
 
-SimPy decides when jobs arrive, wait, start and end and when inference replicas scale
-(:mod:`aiload.facility.engine`); numpy sums each job's node-count-scaled profile exactly
-onto the output grid (:mod:`aiload.facility.summation`); losses and cooling lead to the meter
-(:mod:`aiload.facility.overheads`).
+The model's steps are in :mod:`aiload.facility.model`. SimPy decides when jobs arrive, wait,
+start and end and when inference replicas scale (:mod:`aiload.facility.engine`); each job's
+node-count-scaled profile is summed exactly onto the output grid
+(:mod:`aiload.facility.jobpower`, built on :mod:`aiload.facility.summation`); losses and
+cooling lead to the meter (:mod:`aiload.facility.overheads`); the result and its files are in
+:mod:`aiload.facility.io`.
 """
 
 from __future__ import annotations
@@ -14,8 +16,8 @@ import types
 from aiload.facility.catalogue import (
     DictCatalogue, FallbackCatalogue, InferenceCurve, ProfilesCatalogue, constant_profile,
 )
-from aiload.facility.io import read_facility
-from aiload.facility.model import BAND_PERCENTILES, FacilityLoad, facility
+from aiload.facility.io import FacilityLoad, read_facility
+from aiload.facility.model import BAND_PERCENTILES, facility
 from aiload.facility.presets import PRESETS
 from aiload.facility.spec import (
     FacilitySpec, FleetSpec, InferenceSpec, JobStreamSpec, OverheadSpec,

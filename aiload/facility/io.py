@@ -1,4 +1,5 @@
-"""Parquet files of facility results: atomic writes, streaming, and reading back.
+"""The facility result (:class:`FacilityLoad`) and its Parquet files: atomic writes,
+streaming, and reading back.
 
 The power table's schema metadata carries the key ``aiload`` with a JSON object
 ``{"kind": "facility", "seed": …, "freq_s": …, "spec": …, …}``; the job log goes to a sibling
@@ -8,8 +9,10 @@ renamed, so a failed run leaves nothing half-written.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
@@ -17,10 +20,63 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from aiload.errors import InputError
+from aiload.facility.spec import FacilitySpec
 
-__all__ = ["write_facility", "write_jobs", "read_facility", "StreamWriter", "jobs_path"]
+__all__ = ["FacilityLoad", "write_facility", "write_jobs", "read_facility", "StreamWriter",
+           "jobs_path", "spec_summary"]
 
 KEY = b"aiload"
+
+
+@dataclass(frozen=True)
+class FacilityLoad:
+    """Result of :func:`~aiload.facility.model.facility`.
+
+    Attributes
+    ----------
+    power : pandas.DataFrame or None
+        Tz-aware fixed-step interval means: ``it_kw``, ``losses_kw``, ``cooling_kw``,
+        ``facility_kw`` (= their sum) [kW], ``busy_nodes`` [-] and, where they apply,
+        ``queued_jobs`` [-], ``requests_per_s``, ``served_requests_per_s`` [requests/s].
+        None when the series was streamed to Parquet (read it with ``read_facility``).
+    jobs : pandas.DataFrame
+        Event log, one row per job: ``arrival``, ``start``, ``end`` (tz-aware; NaT if not
+        started by the end), ``nodes``, ``workload``, ``stream``, ``replicate``,
+        ``queue_wait_s`` [s].
+    meta : dict
+        Spec, seed, frequency, profile sources, aiload version, event counts, unserved requests.
+    bands : pandas.DataFrame or None
+        With ``replicates > 1``: percentiles of ``facility_kw`` across replicates per interval,
+        columns ``p0 … p100`` [kW].
+    scaling : pandas.DataFrame or None
+        Inference replica change points (``time``, ``replicas``, ``service``).
+    """
+
+    power: pd.DataFrame | None
+    jobs: pd.DataFrame
+    meta: dict = field(default_factory=dict)
+    bands: pd.DataFrame | None = None
+    scaling: pd.DataFrame | None = None
+
+    def to_parquet(self, path) -> None:
+        """Write ``power`` (and ``jobs`` next to it) atomically (:func:`write_facility`)."""
+        write_facility(self, path)
+
+
+def spec_summary(spec: FacilitySpec) -> dict:
+    """A JSON-friendly description of a spec (for file metadata)."""
+
+    def plain(value):
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)
+                    if f.name != "catalogue"}
+        if isinstance(value, (list, tuple)):
+            return [plain(v) for v in value]
+        if isinstance(value, (str, int, float, bool)) or value is None:
+            return value
+        return repr(value)[:200]
+
+    return plain(spec)
 
 
 def jobs_path(path) -> Path:
@@ -30,8 +86,6 @@ def jobs_path(path) -> Path:
 
 
 def _meta_json(meta: dict) -> bytes:
-    from aiload.facility.model import spec_summary  # noqa: PLC0415
-
     plain = {}
     for key, value in meta.items():
         if key == "spec":
@@ -123,8 +177,6 @@ def read_facility(path):
         ``meta`` is the JSON metadata (the spec as a plain dict); ``jobs`` is empty when the
         sibling job file is absent.
     """
-    from aiload.facility.model import FacilityLoad  # noqa: PLC0415
-
     path = Path(path)
     # footer key-value metadata: holds the key for both whole-table and streamed writes
     raw = (pq.read_metadata(path).metadata or {}).get(KEY)

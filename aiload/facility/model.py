@@ -1,12 +1,20 @@
-"""``facility(...)``: run the facility model and return a :class:`FacilityLoad`."""
+"""``facility(...)``: the facility model's steps, returning a :class:`FacilityLoad`.
+
+Top to bottom: :func:`facility` resolves the spec (:func:`~aiload.facility.presets.resolve_spec`)
+and the output grid (:func:`_grid`); per replicate, :func:`_simulate` draws the jobs
+(:mod:`~aiload.facility.jobs`), caps the job pool under a power cap
+(:func:`_job_capacity_nodes`), schedules the jobs in SimPy
+(:mod:`~aiload.facility.engine`), simulates the inference services
+(:func:`_simulate_services`), then window by window sums the IT power (jobs, idle nodes,
+services, other IT), the losses and the cooling (:mod:`~aiload.facility.overheads`);
+:class:`_Collector` keeps or streams the windows and :func:`_jobs_frame` builds the job log.
+How the job energy is summed fast (kernel rows, compiled loops, threads, summing behind
+SimPy's clock) is behind one interface, :class:`~aiload.facility.jobpower.JobEnergy`.
+"""
 
 from __future__ import annotations
 
-import dataclasses
-import os
 import time
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -18,18 +26,13 @@ from aiload.errors import InputError
 from aiload.facility.catalogue import InferenceCurve, default_catalogue
 from aiload.facility.engine import schedule_jobs
 from aiload.facility.inference import simulate_service
+from aiload.facility.io import FacilityLoad, StreamWriter
+from aiload.facility.jobpower import JobEnergy
 from aiload.facility.jobs import ProfileCache, draw_jobs
 from aiload.facility.overheads import cooling_kw, design_overhead_factor, drybulb_c, losses_kw
 from aiload.facility.presets import resolve_spec
 from aiload.facility.spec import FacilitySpec
-from aiload.facility.summation import (
-    CumulativeEnergy,
-    KernelCache,
-    RunSums,
-    box_seconds_per_bin,
-    numba_loaded,
-    plan_jobs_energy,
-)
+from aiload.facility.summation import box_seconds_per_bin
 
 __all__ = ["FacilityLoad", "facility", "BAND_PERCENTILES", "STREAM_WINDOW_BINS"]
 
@@ -37,43 +40,6 @@ BAND_PERCENTILES = (0, 10, 25, 50, 75, 90, 100)
 #: output intervals summed per window when streaming to Parquet
 STREAM_WINDOW_BINS = 1 << 20
 MIN_FREQ_S, MAX_FREQ_S = 0.1, 3600.0
-
-
-@dataclass(frozen=True)
-class FacilityLoad:
-    """Result of :func:`facility`.
-
-    Attributes
-    ----------
-    power : pandas.DataFrame or None
-        Tz-aware fixed-step interval means: ``it_kw``, ``losses_kw``, ``cooling_kw``,
-        ``facility_kw`` (= their sum) [kW], ``busy_nodes`` [-] and, where they apply,
-        ``queued_jobs`` [-], ``requests_per_s``, ``served_requests_per_s`` [requests/s].
-        None when the series was streamed to Parquet (read it with ``read_facility``).
-    jobs : pandas.DataFrame
-        Event log, one row per job: ``arrival``, ``start``, ``end`` (tz-aware; NaT if not
-        started by the end), ``nodes``, ``workload``, ``stream``, ``replicate``,
-        ``queue_wait_s`` [s].
-    meta : dict
-        Spec, seed, frequency, profile sources, aiload version, event counts, unserved requests.
-    bands : pandas.DataFrame or None
-        With ``replicates > 1``: percentiles of ``facility_kw`` across replicates per interval,
-        columns ``p0 … p100`` [kW].
-    scaling : pandas.DataFrame or None
-        Inference replica change points (``time``, ``replicas``, ``service``).
-    """
-
-    power: pd.DataFrame | None
-    jobs: pd.DataFrame
-    meta: dict = field(default_factory=dict)
-    bands: pd.DataFrame | None = None
-    scaling: pd.DataFrame | None = None
-
-    def to_parquet(self, path) -> None:
-        """Write ``power`` (and ``jobs`` next to it) atomically; see :mod:`aiload.facility.io`."""
-        from aiload.facility.io import write_facility  # noqa: PLC0415
-
-        write_facility(self, path)
 
 
 def _timestamp(value, what: str) -> pd.Timestamp:
@@ -120,161 +86,9 @@ def _grid(start, end, freq) -> tuple[pd.Timestamp, float, int, float]:
     return start, freq_s, int(round(n)), fine_s
 
 
-def _group_rows(*columns: np.ndarray) -> dict[tuple, np.ndarray]:
-    """Row positions of each distinct key tuple, keys in sorted order.
-
-    Same result as ``DataFrame.groupby(sort=True).indices`` over millions of rows, at a
-    fraction of the cost: each column is factorised once and the codes combined into one
-    integer key.
-    """
-    codes, uniques = zip(*(pd.factorize(c, sort=True) for c in columns))
-    if len(codes[0]) == 0:
-        return {}
-    key = np.ravel_multi_index(codes, tuple(len(u) for u in uniques))
-    order = np.argsort(key, kind="stable")
-    distinct, first = np.unique(key[order], return_index=True)
-    groups = {}
-    for k, rows in zip(distinct, np.split(order, first[1:])):
-        parts = np.unravel_index(k, tuple(len(u) for u in uniques))
-        groups[tuple(u[i].item() if hasattr(u[i], "item") else u[i]
-                     for u, i in zip(uniques, parts))] = rows
-    return groups
-
-
-class _JobEnergy:
-    """The energy of the batch jobs per output interval: curves, kernels and sums.
-
-    One cumulative-energy curve per (model, nodes, replicate, duration); the jobs are added
-    curve by curve (curves in sorted key order), each curve's jobs in job order, whatever the
-    path (numpy, planned compiled adds, the fused :class:`RunSums` loop), the thread count or
-    the windows: the bits are the same. Where the adds are many (fine steps, long jobs, numba
-    loaded, output kept in memory) they are summed *behind SimPy's clock*: the output is cut
-    into :data:`OVERLAP_SLICES` slices and, once the clock has passed a slice and one interval
-    of margin, every job touching it has started, so a second thread sums it (the compiled
-    adds release the GIL) while SimPy goes on. :meth:`close` always ends that thread.
-    """
-
-    def __init__(self, jobs, cache: ProfileCache, freq_s: float, n_bins: int, *,
-                 streaming: bool) -> None:
-        self.jobs, self.freq_s, self.n_bins = jobs, freq_s, n_bins
-        groups = _group_rows(jobs.model, jobs.profile_nodes, jobs.replicate, jobs.duration_s)
-        self.curves = [CumulativeEnergy.from_profile(cache.get(key[0], key[1]), key[2], key[3])
-                       for key in groups]
-        self.curve_of = np.empty(len(jobs), dtype=np.int64)
-        for g, rows in enumerate(groups.values()):
-            self.curve_of[rows] = g
-        self.nodes = jobs.nodes.astype(float)
-        # at 1 min the checkpoints cost more than they hide: only fine steps and long jobs
-        overlap = (not streaming and SUM_THREADS >= 2 and n_bins >= OVERLAP_MIN_BINS
-                   and len(jobs) > 0
-                   and jobs.duration_s.mean() >= OVERLAP_MIN_BINS_PER_JOB * freq_s)
-        self.kernels = self.run_sums = None
-        if self.curves and numba_loaded() and RunSums.fits(
-                self.curves, freq_s, self.curve_of, KERNEL_CACHE_MAX_VALUES, all_slots=overlap):
-            # each window in one compiled loop; behind the clock every slot's kernel row is
-            # built up front, after SimPy only the rows the starts need
-            self.run_sums = RunSums(jobs.duration_s, self.nodes, self.curve_of,
-                                    KernelCache(self.curves, freq_s))
-        elif self.curves and KernelCache.bound_values(
-                self.curves, freq_s, self.curve_of) <= KERNEL_CACHE_MAX_VALUES:
-            self.kernels = KernelCache(self.curves, freq_s)
-        self.slices: list[tuple[int, int]] = []
-        self.behind: list = []  # futures of the second thread (kernel rows, slices)
-        self.pool = self.all_j = self.start_s = None
-        self._submitted = 0  # slices handed to the second thread
-        if overlap and self.run_sums is not None:
-            cuts = np.linspace(0, n_bins, OVERLAP_SLICES + 1).astype(np.int64).tolist()
-            self.slices = list(zip(cuts[:-1], cuts[1:]))
-            self.all_j = np.zeros(n_bins)
-            self.pool = ThreadPoolExecutor(1)
-            # the kernel rows are built in the second thread while SimPy starts
-            self.behind.append(self.pool.submit(self.run_sums.prepare))
-            self._decided_s = np.full(len(jobs), np.inf)
-            self._settled = 0  # jobs before this one had all started at the last checkpoint
-
-    @property
-    def checkpoints_s(self) -> list[float]:
-        """When SimPy should call :meth:`on_checkpoint`: past each slice but the last [s]."""
-        return [(w1 + 2) * self.freq_s for _, w1 in self.slices[:-1]]
-
-    @property
-    def on_checkpoint(self):
-        """The callback for :func:`schedule_jobs` (None when nothing is summed behind)."""
-        return self._checkpoint if self.slices else None
-
-    def _checkpoint(self, now_s: float, starts: list) -> None:
-        # copy only what may have changed: from the first job not started last time up to
-        # the last arrival so far (starts, once set, never change)
-        arrived = int(np.searchsorted(self.jobs.arrival_s, now_s, side="right"))
-        if arrived > self._settled:
-            part = np.asarray(starts[self._settled:arrived], dtype=np.float64)
-            self._decided_s[self._settled:arrived] = part
-            waiting = np.flatnonzero(np.isinf(part))
-            self._settled += int(waiting[0]) if len(waiting) else len(part)
-        while (self._submitted < len(self.slices) - 1
-               and (self.slices[self._submitted][1] + 2) * self.freq_s <= now_s):
-            w0, w1 = self.slices[self._submitted]
-            self._submitted += 1
-            # a copy: the next checkpoint writes into `_decided_s` while this slice is summed
-            self.behind.append(self.pool.submit(self._add, self._decided_s.copy(), w0, w1,
-                                                self.all_j[w0:w1], 1))
-
-    def scheduled(self, start_s: np.ndarray) -> None:
-        """The final starts: the slices not summed yet go to the second thread (summed while
-        the caller works out the other series; awaited by :meth:`window`)."""
-        self.start_s = start_s
-        for w0, w1 in self.slices[self._submitted:]:
-            self.behind.append(self.pool.submit(self._add, start_s, w0, w1, self.all_j[w0:w1],
-                                                1))
-
-    def window(self, w0: int, w1: int) -> np.ndarray:
-        """Energy of the jobs in output intervals ``w0 … w1 − 1`` [J]."""
-        if self.all_j is not None:
-            for done in self.behind:
-                done.result()  # raises what the second thread raised
-            return self.all_j[w0:w1]
-        return self._add(self.start_s, w0, w1, np.zeros(w1 - w0), SUM_THREADS)
-
-    def close(self) -> None:
-        if self.pool is not None:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-
-    def _add(self, start_s: np.ndarray, w0: int, w1: int, out: np.ndarray,
-             threads: int) -> np.ndarray:
-        """Add the job energy of intervals ``w0 … w1 − 1`` from the starts decided so far."""
-        if self.run_sums is not None:
-            return self.run_sums.add(out, start_s, w0, threads=threads)
-        freq_s, jobs = self.freq_s, self.jobs
-        t0, t1 = w0 * freq_s, w1 * freq_s
-        # placement moves a start by <= 0.05 s: one interval of margin keeps every job that
-        # overlaps the window once placed; jobs not started (inf) drop out, and so do the jobs
-        # that arrive after it (they cannot have started before); the same filter as RunSums
-        hi = int(np.searchsorted(jobs.arrival_s, t1 + freq_s, side="left"))
-        s = start_s[:hi]
-        live = np.flatnonzero((s < t1 + freq_s) & (s + jobs.duration_s[:hi] > t0 - freq_s))
-        return plan_jobs_energy(start_s[live], self.nodes[live], self.curve_of[live],
-                                self.curves, step_s=freq_s, n_bins=w1 - w0, first_bin=w0,
-                                kernels=self.kernels).add_to(out, threads)
-
-
-def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windows) -> dict:
-    """One replicate; yields per-window column dicts through ``windows`` callback."""
-    closers: list = []  # e.g. the second thread of a run summed behind SimPy
-    try:
-        return _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closers)
-    finally:
-        for close in closers:  # whatever happened, nothing is left running
-            close()
-
-
-def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closers) -> dict:
-    catalogue = spec.catalogue or default_catalogue()
-    fleet = spec.fleet
-    horizon_s = n_bins * freq_s
-    cache = ProfileCache(catalogue, fleet.hardware)
-    jobs, rates = draw_jobs(spec.streams, spec.pool_nodes, horizon_s, start, cache, rng)
-    bar.update(1)
-    capacity = spec.pool_nodes
+def _job_capacity_nodes(spec: FacilitySpec) -> int:
+    """Nodes the batch jobs may hold at once: the job pool, less what a power cap forbids."""
+    fleet, capacity = spec.fleet, spec.pool_nodes
     if spec.overheads.power_cap_kw is not None:
         budget_w = spec.overheads.power_cap_kw * 1e3 / design_overhead_factor(spec.overheads)
         budget_w -= sum(s.nodes for s in spec.inference) * fleet.nameplate_w
@@ -286,18 +100,14 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closer
                 f"OverheadSpec.power_cap_kw = {spec.overheads.power_cap_kw} kW leaves room for "
                 f"{max(capacity, 0)} busy nodes, fewer than the largest job; raise the cap."
             )
-    energy = _JobEnergy(jobs, cache, freq_s, n_bins, streaming=windows.streaming)
-    closers.append(energy.close)
-    sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
-                          backfill=spec.backfill, checkpoints_s=energy.checkpoints_s,
-                          on_checkpoint=energy.on_checkpoint)
-    energy.scheduled(sched.start_s)
-    bar.update(1)
-    started = np.isfinite(sched.start_s)
+    return capacity
+
+
+def _simulate_services(spec: FacilitySpec, catalogue, start, fine_s, n_fine, rng) -> list:
+    """Each inference service's demand, replicas and power at the fine step."""
     services = []
-    n_fine = int(round(horizon_s / fine_s))
     for svc in spec.inference:
-        curve = catalogue.inference_curve(svc.model, svc.curve_hardware or fleet.hardware,
+        curve = catalogue.inference_curve(svc.model, svc.curve_hardware or spec.fleet.hardware,
                                           svc.latency_target_s)
         k = svc.curve_nodes_per_node
         if k != 1.0:
@@ -306,86 +116,97 @@ def _simulate_run(spec, start, freq_s, n_bins, fine_s, rng, bar, windows, closer
                 power_w=lambda rate, b=base, k=k: k * b.power_w(np.asarray(rate) / k),
                 capacity_per_s=k * base.capacity_per_s, source=f"{base.source} x{k:g} per node",
             )
-        services.append(simulate_service(svc, curve, fleet.idle_w, start, fine_s, n_fine, rng))
+        services.append(simulate_service(svc, curve, spec.fleet.idle_w, start, fine_s, n_fine,
+                                         rng))
+    return services
+
+
+def _service_means(services, w0, w1, per, fine_s, unserved: float
+                   ) -> tuple[dict[str, np.ndarray], float]:
+    """The services' interval means over output intervals ``w0 … w1 − 1``, and ``unserved``
+    plus the requests beyond capacity in them [requests]."""
+    sums = {key: np.zeros(w1 - w0) for key in ("power_w", "replicas", "requests_per_s",
+                                               "served_per_s")}
+    for res in services:
+        # this window's fine steps only: a streamed run never holds the whole series
+        part = res.window(w0 * per, w1 * per)
+        for key, total in sums.items():
+            total += part[key].reshape(-1, per).mean(axis=1)
+        unserved += float(((part["requests_per_s"] - part["served_per_s"]) * fine_s).sum())
+    return sums, unserved
+
+
+def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windows) -> dict:
+    """One replicate: draw the jobs, schedule them, simulate the services, then sum window by
+    window (IT, idle, losses, cooling) and hand each window's columns to ``windows``."""
+    catalogue = spec.catalogue or default_catalogue()
+    fleet = spec.fleet
+    horizon_s = n_bins * freq_s
+    cache = ProfileCache(catalogue, fleet.hardware)
+    jobs, rates = draw_jobs(spec.streams, spec.pool_nodes, horizon_s, start, cache, rng)
     bar.update(1)
-    idx_started = np.flatnonzero(started)
-    run_s = sched.start_s[idx_started]
-    run_nodes = energy.nodes[idx_started]
-    run_end_s = run_s + jobs.duration_s[idx_started]
-    per = int(round(freq_s / fine_s))
-    unserved = 0.0  # requests beyond capacity, summed window by window [requests]
-    serving_nodes = sum(s.nodes for s in spec.inference)
-    rated_kw = fleet.nodes * fleet.nameplate_w / 1e3 + fleet.other_it_base_kw
-    for w0 in range(0, n_bins, STREAM_WINDOW_BINS if windows.streaming else n_bins):
-        w1 = min(n_bins, w0 + (STREAM_WINDOW_BINS if windows.streaming else n_bins))
-        t0 = w0 * freq_s
-        busy = box_seconds_per_bin(run_s - t0, np.minimum(run_end_s, horizon_s) - t0,
-                                   run_nodes, step_s=freq_s, n_bins=w1 - w0) / freq_s
-        queued_s = box_seconds_per_bin(jobs.arrival_s - t0,
-                                       np.minimum(sched.start_s, horizon_s) - t0, 1.0,
-                                       step_s=freq_s, n_bins=w1 - w0)
-        job_j = energy.window(w0, w1)
-        job_w = job_j / freq_s
-        idle_w = (spec.pool_nodes - busy) * fleet.idle_w
-        cols: dict[str, np.ndarray] = {}
-        svc_w = np.zeros(w1 - w0)
-        replicas = np.zeros(w1 - w0)
-        if services:
-            req = np.zeros(w1 - w0)
-            served = np.zeros(w1 - w0)
-            for res in services:
-                # this window's fine steps only: a streamed run never holds the whole series
-                part = res.window(w0 * per, w1 * per)
-                svc_w += part["power_w"].reshape(-1, per).mean(axis=1)
-                replicas += part["replicas"].reshape(-1, per).mean(axis=1)
-                req += part["requests_per_s"].reshape(-1, per).mean(axis=1)
-                served += part["served_per_s"].reshape(-1, per).mean(axis=1)
-                unserved += float(((part["requests_per_s"] - part["served_per_s"]) * fine_s).sum())
-        other_w = busy * fleet.other_it_w_per_busy_node + replicas * fleet.other_it_w_per_busy_node
-        it_kw = (job_w + idle_w + svc_w + other_w) / 1e3 + fleet.other_it_base_kw
-        loss = losses_kw(it_kw, rated_kw, spec.overheads)
-        temp = None
-        if spec.overheads.cooling == "drybulb":
-            edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # from the window start
-            stamps = start + pd.to_timedelta(t0 + edges, unit="s")
-            temp = drybulb_c(spec.overheads.weather, pd.DatetimeIndex(stamps))
-        cool, econ = cooling_kw(it_kw, loss, spec.overheads, temp)
-        cols["it_kw"] = it_kw
-        cols["losses_kw"] = loss
-        cols["cooling_kw"] = cool
-        cols["facility_kw"] = it_kw + loss + cool
-        cols["busy_nodes"] = busy + replicas
-        if spec.streams:
-            cols["queued_jobs"] = queued_s / freq_s
-        if services:
-            cols["requests_per_s"] = req
-            cols["served_requests_per_s"] = served
-        if temp is not None:
-            cols["drybulb_c"] = temp
-            windows.economiser_s += float(econ.sum() * freq_s)
-        windows(w0, w1, cols)
+    capacity = _job_capacity_nodes(spec)
+    # the job energy may be summed in a second thread while SimPy runs; leaving the block
+    # always ends that thread
+    with JobEnergy(jobs, cache, freq_s, n_bins, streaming=windows.streaming) as energy:
+        sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
+                              backfill=spec.backfill, checkpoints_s=energy.checkpoints_s,
+                              on_checkpoint=energy.on_checkpoint)
+        energy.scheduled(sched.start_s)
         bar.update(1)
+        services = _simulate_services(spec, catalogue, start, fine_s,
+                                      int(round(horizon_s / fine_s)), rng)
+        bar.update(1)
+        idx_started = np.flatnonzero(np.isfinite(sched.start_s))
+        run_s = sched.start_s[idx_started]
+        run_nodes = jobs.nodes[idx_started].astype(float)
+        run_end_s = run_s + jobs.duration_s[idx_started]
+        per = int(round(freq_s / fine_s))
+        unserved = 0.0  # requests beyond capacity, summed window by window [requests]
+        rated_kw = fleet.nodes * fleet.nameplate_w / 1e3 + fleet.other_it_base_kw
+        step = STREAM_WINDOW_BINS if windows.streaming else n_bins
+        for w0 in range(0, n_bins, step):
+            w1 = min(n_bins, w0 + step)
+            t0 = w0 * freq_s
+            busy = box_seconds_per_bin(run_s - t0, np.minimum(run_end_s, horizon_s) - t0,
+                                       run_nodes, step_s=freq_s, n_bins=w1 - w0) / freq_s
+            queued_s = box_seconds_per_bin(jobs.arrival_s - t0,
+                                           np.minimum(sched.start_s, horizon_s) - t0, 1.0,
+                                           step_s=freq_s, n_bins=w1 - w0)
+            job_w = energy.window(w0, w1) / freq_s
+            idle_w = (spec.pool_nodes - busy) * fleet.idle_w
+            svc, unserved = _service_means(services, w0, w1, per, fine_s, unserved)
+            replicas = svc["replicas"]
+            other_w = (busy * fleet.other_it_w_per_busy_node
+                       + replicas * fleet.other_it_w_per_busy_node)
+            it_kw = (job_w + idle_w + svc["power_w"] + other_w) / 1e3 + fleet.other_it_base_kw
+            loss = losses_kw(it_kw, rated_kw, spec.overheads)
+            temp = None
+            if spec.overheads.cooling == "drybulb":
+                edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # from window start
+                stamps = start + pd.to_timedelta(t0 + edges, unit="s")
+                temp = drybulb_c(spec.overheads.weather, pd.DatetimeIndex(stamps))
+            cool, econ = cooling_kw(it_kw, loss, spec.overheads, temp)
+            cols: dict[str, np.ndarray] = {
+                "it_kw": it_kw, "losses_kw": loss, "cooling_kw": cool,
+                "facility_kw": it_kw + loss + cool, "busy_nodes": busy + replicas,
+            }
+            if spec.streams:
+                cols["queued_jobs"] = queued_s / freq_s
+            if services:
+                cols["requests_per_s"] = svc["requests_per_s"]
+                cols["served_requests_per_s"] = svc["served_per_s"]
+            if temp is not None:
+                cols["drybulb_c"] = temp
+                windows.economiser_s += float(econ.sum() * freq_s)
+            windows(w0, w1, cols)
+            bar.update(1)
     return {
         "jobs": jobs, "start_s": sched.start_s, "events": sched.events
         + sum(r.events for r in services), "rates_per_h": rates, "services": services,
-        "sources": cache.sources(), "serving_nodes": serving_nodes, "capacity_nodes": capacity,
-        "unserved_requests": unserved,
+        "sources": cache.sources(), "serving_nodes": sum(s.nodes for s in spec.inference),
+        "capacity_nodes": capacity, "unserved_requests": unserved,
     }
-
-
-#: the in-memory output is summed in this many slices, each as soon as SimPy's clock has
-#: passed it: with numba loaded, two threads, kernel rows kept, at least OVERLAP_MIN_BINS
-#: output intervals and jobs of OVERLAP_MIN_BINS_PER_JOB intervals on average. Below that the
-#: adds are too few to hide the checkpoints' cost (measured: a year at 1 min ran slower)
-OVERLAP_SLICES = 8
-OVERLAP_MIN_BINS = 1 << 17  # ~1.5 days at 1 s: a 1-day run was slower, a 3-day one faster
-OVERLAP_MIN_BINS_PER_JOB = 1000
-#: kernel rows kept across windows and slices (floats; ~128 MiB): above it they are rebuilt
-#: per window, as the rows a window needs
-KERNEL_CACHE_MAX_VALUES = 1 << 24
-#: threads that add job profiles at once (the compiled slice adds release the GIL; each
-#: thread adds every job to its own range of output intervals, so the bits do not change)
-SUM_THREADS = min(2, os.cpu_count() or 1)
 
 
 class _Collector:
@@ -495,8 +316,6 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
                desc=f"facility {spec.name}", unit="step")
     writer = None
     if stream_to is not None:
-        from aiload.facility.io import StreamWriter  # noqa: PLC0415
-
         writer = StreamWriter(stream_to)
     runs, frames = [], []
     try:
@@ -545,19 +364,3 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
     if first["services"]:
         scaling = pd.concat([s.scaling for s in first["services"]], ignore_index=True)
     return FacilityLoad(frames[0], _jobs_frame(start, first), meta, bands, scaling)
-
-
-def spec_summary(spec: FacilitySpec) -> dict:
-    """A JSON-friendly description of a spec (for file metadata)."""
-
-    def plain(value):
-        if dataclasses.is_dataclass(value) and not isinstance(value, type):
-            return {f.name: plain(getattr(value, f.name)) for f in dataclasses.fields(value)
-                    if f.name != "catalogue"}
-        if isinstance(value, (list, tuple)):
-            return [plain(v) for v in value]
-        if isinstance(value, (str, int, float, bool)) or value is None:
-            return value
-        return repr(value)[:200]
-
-    return plain(spec)

@@ -210,7 +210,7 @@ def test_schedule_invariants_on_random_jobs(seed):
 
 
 def test_group_rows_matches_pandas_groupby():
-    from aiload.facility.model import _group_rows
+    from aiload.facility.jobpower import _group_rows
 
     rng = np.random.default_rng(5)
     n = 20_000

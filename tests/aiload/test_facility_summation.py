@@ -222,10 +222,10 @@ def test_facility_gives_the_same_power_on_either_path_and_per_seed(monkeypatch):
     compiled = facility("colocation-10mw", **kw).power
     again = facility("colocation-10mw", **kw).power
     pd.testing.assert_frame_equal(again, compiled, check_exact=True)
-    from aiload.facility import model
+    from aiload.facility import jobpower
 
     monkeypatch.setattr(summation, "_place_numba", lambda: None)  # numpy everywhere
-    monkeypatch.setattr(model, "numba_loaded", lambda: False)  # no fused compiled loop
+    monkeypatch.setattr(jobpower, "numba_loaded", lambda: False)  # no fused compiled loop
     plain = facility("colocation-10mw", **kw).power
     pd.testing.assert_frame_equal(plain, compiled, check_exact=True)
 
@@ -246,7 +246,7 @@ def test_streamed_windows_give_the_in_memory_series(tmp_path, monkeypatch):
 def test_jobs_summed_in_threads_give_the_same_bits(monkeypatch):
     """Threads split the output intervals and each adds every job in the same order, so the
     series is bit-for-bit the single-threaded one."""
-    from aiload.facility import kernels, model
+    from aiload.facility import jobpower, kernels
 
     if not summation.numba_available():  # builds the compiled loops: threads need them
         pytest.skip("numba is not installed: jobs are summed in one thread")
@@ -259,12 +259,12 @@ def test_jobs_summed_in_threads_give_the_same_bits(monkeypatch):
 
     # the planned adds and the fused loop both split the intervals in kernels.split_bins
     monkeypatch.setattr(kernels, "ThreadPoolExecutor", CountingPool)
-    monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 10**12)  # summed after SimPy, in threads
+    monkeypatch.setattr(jobpower, "OVERLAP_MIN_BINS", 10**12)  # summed after SimPy, in threads
     kw = dict(end="1D", freq="1s", **COLOCATION)
-    monkeypatch.setattr(model, "SUM_THREADS", 2)
+    monkeypatch.setattr(jobpower, "SUM_THREADS", 2)
     threaded = facility("colocation-10mw", **kw).power
     assert pools, "the threaded path was not taken"
-    monkeypatch.setattr(model, "SUM_THREADS", 1)
+    monkeypatch.setattr(jobpower, "SUM_THREADS", 1)
     single = facility("colocation-10mw", **kw).power
     pd.testing.assert_frame_equal(threaded, single, check_exact=True)
 
@@ -272,7 +272,7 @@ def test_jobs_summed_in_threads_give_the_same_bits(monkeypatch):
 def test_summing_behind_the_simpy_clock_gives_the_same_bits(monkeypatch):
     """With numba loaded the in-memory 1-s run sums slices of the output in a second thread
     while SimPy runs; the series must be bit-for-bit the one summed after the schedule."""
-    from aiload.facility import engine, model
+    from aiload.facility import engine, jobpower, model
 
     if not summation.numba_available():
         pytest.skip("numba is not installed: no summing behind the clock")
@@ -286,12 +286,12 @@ def test_summing_behind_the_simpy_clock_gives_the_same_bits(monkeypatch):
         return real(*args, on_checkpoint=seen if on_checkpoint else None, **kwargs)
 
     monkeypatch.setattr(model, "schedule_jobs", counting)
-    monkeypatch.setattr(model, "SUM_THREADS", 2)
-    monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 1 << 16)  # a day at 1 s is enough here
+    monkeypatch.setattr(jobpower, "SUM_THREADS", 2)
+    monkeypatch.setattr(jobpower, "OVERLAP_MIN_BINS", 1 << 16)  # a day at 1 s is enough here
     kw = dict(end="1D", freq="1s", **COLOCATION)
     behind = facility("colocation-10mw", **kw).power
-    assert len(calls) == model.OVERLAP_SLICES - 1, "the slices were not summed behind the clock"
-    monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 10**12)
+    assert len(calls) == jobpower.OVERLAP_SLICES - 1, "the slices were not summed behind the clock"
+    monkeypatch.setattr(jobpower, "OVERLAP_MIN_BINS", 10**12)
     calls.clear()
     after = facility("colocation-10mw", **kw).power
     assert not calls
@@ -301,7 +301,7 @@ def test_summing_behind_the_simpy_clock_gives_the_same_bits(monkeypatch):
 def test_an_error_behind_the_clock_reaches_the_caller_and_no_thread_is_left(monkeypatch):
     import threading
 
-    from aiload.facility import model
+    from aiload.facility import jobpower
 
     if not summation.numba_available():
         pytest.skip("numba is not installed: no summing behind the clock")
@@ -310,8 +310,8 @@ def test_an_error_behind_the_clock_reaches_the_caller_and_no_thread_is_left(monk
         raise RuntimeError(f"slice from bin {first_bin} failed")
 
     monkeypatch.setattr(summation.RunSums, "add", broken)
-    monkeypatch.setattr(model, "SUM_THREADS", 2)
-    monkeypatch.setattr(model, "OVERLAP_MIN_BINS", 1 << 16)  # summed behind the clock
+    monkeypatch.setattr(jobpower, "SUM_THREADS", 2)
+    monkeypatch.setattr(jobpower, "OVERLAP_MIN_BINS", 1 << 16)  # summed behind the clock
     with pytest.raises(RuntimeError, match="slice from bin 0 failed"):
         facility("colocation-10mw", end="1D", freq="1s", **COLOCATION)
     # the executor's worker threads are gone (names "ThreadPoolExecutor-N_M")
