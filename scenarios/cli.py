@@ -13,6 +13,7 @@ import sys
 from aiload import __version__
 from aiload.cli import register_all
 from aiload.errors import AiloadError
+from aiload.outputs import Interrupted, signals_as_interrupts
 
 __all__ = ["build_parser", "main"]
 
@@ -41,10 +42,18 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return int(args.func(args) or 0)
+        # SIGTERM runs the same cleanup as Ctrl-C: temporary files and worker processes go
+        with signals_as_interrupts():
+            return int(args.func(args) or 0)
     except AiloadError as exc:
         print(f"aiload {args.command}: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        signum = exc.signum if isinstance(exc, Interrupted) else 2
+        name = exc.args[0] if isinstance(exc, Interrupted) else "SIGINT"
+        print(f"aiload {args.command}: stopped by {name}; no partial output was left",
+              file=sys.stderr)
+        return 128 + signum
 
 
 if __name__ == "__main__":  # pragma: no cover

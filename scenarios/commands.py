@@ -11,6 +11,9 @@ from scenarios.loader import ScenarioError, bundled_names, parse_set
 __all__ = ["register", "cmd_run", "cmd_sweep"]
 
 _SCENARIO_HELP = "a scenario .toml file or a bundled name ({})"
+_OVERWRITE_HELP = ("also write into a non-empty folder that is not an aiload output (or holds "
+                   "another output): only files of the names aiload writes are replaced, "
+                   "nothing else is touched")
 
 
 def _sets(items: list[str] | None) -> dict[str, list]:
@@ -34,7 +37,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             )
         overrides[key] = values[0]
     out = args.output or Path("aiload-out") / Path(str(args.scenario)).stem
-    result = run_scenario(args.scenario, out, overrides=overrides, progress=not args.quiet)
+    result = run_scenario(args.scenario, out, overrides=overrides, progress=not args.quiet,
+                          overwrite=args.overwrite, create_parents=args.output is None)
     print(f"{result.out_dir}: " + ", ".join(result.files))
     if result.skipped:
         for reason in result.skipped.values():
@@ -49,7 +53,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     out = args.output or Path("aiload-out") / (Path(str(args.scenario)).stem + "-sweep")
     result = run_sweep(args.scenario, out, sets=_sets(args.set), replicates=args.replicates,
                        workers=args.workers, scheduler=args.scheduler,
-                       start_method=args.start_method, progress=not args.quiet)
+                       start_method=args.start_method, progress=not args.quiet,
+                       overwrite=args.overwrite, create_parents=args.output is None)
     print(f"{result.out_dir}: {len(result.cases)} cases x {result.replicates} replicates "
           f"({result.computed} computed now); bands.parquet, comparison.csv")
     return 0
@@ -64,7 +69,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "grid and sizing results, summary.json and a self-contained report.html.",
     )
     run.add_argument("scenario", help=_SCENARIO_HELP.format(names))
-    run.add_argument("-o", "--output", type=Path, help="output folder (default aiload-out/NAME)")
+    run.add_argument("-o", "--output", type=Path,
+                     help="output folder: new, empty or an earlier `aiload run` output, whose "
+                     "files are replaced (default aiload-out/NAME)")
+    run.add_argument("--overwrite", action="store_true", help=_OVERWRITE_HELP)
     run.add_argument("--set", action="append", metavar="FIELD=VALUE",
                      help="override a field, e.g. --set facility.end=2025-01-08T00:00:00Z")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
@@ -80,7 +88,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     sweep.add_argument("--set", action="append", metavar="FIELD=V1,V2,...",
                        help="values of a facility field, e.g. facility.utilization=0.2,0.4,0.6,0.8")
     sweep.add_argument("--replicates", type=int, help="replicates per case (default: the file's)")
-    sweep.add_argument("-o", "--output", type=Path, help="sweep folder (default aiload-out/NAME-sweep)")
+    sweep.add_argument("-o", "--output", type=Path,
+                       help="sweep folder: new, empty or an earlier sweep, which resumes "
+                       "(default aiload-out/NAME-sweep)")
+    sweep.add_argument("--overwrite", action="store_true", help=_OVERWRITE_HELP)
     sweep.add_argument("--scheduler", metavar="ADDRESS",
                        help="use an existing Dask scheduler, e.g. tcp://10.0.0.5:8786 (workers "
                        "write the task files: -o must be on a file system they share)")

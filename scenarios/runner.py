@@ -1,7 +1,10 @@
 """Run a scenario: facility -> metrics -> grid studies -> sizing -> files and report.
 
-Everything is written into a temporary folder next to ``out_dir`` and renamed into place at
-the end, so a failed run leaves no half-written output folder behind.
+The output folder is checked before anything is computed (:class:`aiload.outputs.OutputDir`:
+never the current folder, never a folder holding the scenario file, never a non-empty folder
+that is not an earlier aiload output unless ``overwrite``). Everything is written into a
+staging folder inside it and moved into place at the end, replacing only the files an earlier
+aiload run wrote there, so a failed or interrupted run leaves no half-written output behind.
 """
 
 from __future__ import annotations
@@ -9,9 +12,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ import pandas as pd
 
 import aiload
 from aiload.metrics import summary as metrics_summary
+from aiload.outputs import OutputDir
 from aiload.timeseries import energy_kwh
 from scenarios import report, studies
 from scenarios.loader import load_scenario, resolve_source
@@ -139,6 +141,8 @@ def run_scenario(
     *,
     overrides: Mapping[str, Any] | None = None,
     progress: bool = True,
+    overwrite: bool = False,
+    create_parents: bool = False,
 ) -> RunResult:
     """Run every section of a scenario and write its outputs.
 
@@ -147,11 +151,18 @@ def run_scenario(
     source : str, pathlib.Path or Scenario
         A scenario file, the name of a bundled scenario, or a validated :class:`Scenario`.
     out_dir : str or pathlib.Path
-        Output folder; replaced as a whole when the run succeeds, untouched when it fails.
+        Output folder: new, empty, or an earlier ``aiload run`` output (recognised by its
+        marker file ``.aiload-output.json``), whose files are replaced when the run succeeds
+        and untouched when it fails. Its parent folder must exist.
     overrides : mapping, optional
         Dotted field -> value, applied before validation (``--set``).
     progress : bool
         Print stage lines and progress bars on stderr.
+    overwrite : bool
+        Also write into a non-empty folder that is not an aiload output; only files of the
+        names this run writes are replaced there, nothing else is touched (``--overwrite``).
+    create_parents : bool
+        Create a missing parent folder (the command line's default ``aiload-out/NAME``).
 
     Returns
     -------
@@ -164,7 +175,9 @@ def run_scenario(
     else:
         source_path = resolve_source(source)
         scenario = load_scenario(source_path, overrides=overrides)
-    out_dir = Path(out_dir)
+    output = OutputDir(out_dir, kind="run", overwrite=overwrite, create_parents=create_parents,
+                       protect=[source_path] if source_path is not None else [])
+    out_dir = output.path
 
     # build every configuration object before computing anything
     skipped: dict[str, str] = {}
@@ -217,9 +230,8 @@ def run_scenario(
     if sizing is not None:
         summary["microgrid"] = scalars_of(sizing)
 
-    out_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.", suffix=".partial", dir=out_dir.parent))
-    try:
+    with output:
+        tmp = output.staging
         t0 = _stage("writing outputs", progress)
         if scenario.outputs.facility_parquet:
             load.to_parquet(tmp / "facility.parquet")
@@ -241,28 +253,9 @@ def run_scenario(
         if scenario.outputs.report:
             html = report.render(scenario, summary, load, fsum["table"], grid_results, sizing, pv)
             (tmp / "report.html").write_text(html, encoding="utf-8")
-        files = tuple(sorted(p.name for p in tmp.iterdir()))
-        _replace_dir(tmp, out_dir)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        files = tuple(output.commit())
     if progress:
         print(f"aiload run: wrote {len(files)} files to {out_dir}", file=sys.stderr, flush=True)
     return RunResult(out_dir, scenario, files, json.loads((out_dir / "summary.json").read_text()),
                      load, grid_results, sizing, skipped)
 
-
-def _replace_dir(new: Path, target: Path) -> None:
-    """Move ``new`` to ``target``; an old ``target`` is removed only after the move succeeds."""
-    old = None
-    if target.exists():
-        old = target.with_name(f".{target.name}.old-{time.time_ns()}")
-        target.rename(old)
-    try:
-        new.rename(target)
-    except BaseException:
-        if old is not None:
-            old.rename(target)
-        raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

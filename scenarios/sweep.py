@@ -15,7 +15,6 @@ import itertools
 import json
 import os
 import sys
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ import pandas as pd
 import aiload
 from aiload.errors import InputError
 from aiload.metrics import summary as metrics_summary
+from aiload.outputs import OutputDir, clean_debris, write_atomic, write_marker
 from scenarios import report, studies
 from scenarios.loader import load_scenario, resolve_source
 from scenarios.runner import jsonable
@@ -106,15 +106,8 @@ def _value_at(section: FacilitySection, parts: Sequence[str]) -> Any:
     return value
 
 
-def _atomic_write(path: Path, write) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+#: what a sweep writes in its folder (the marker lists these)
+_SWEEP_FILES = (_PLAN, "cases", "bands.parquet", "comparison.csv", "report.html")
 
 
 def _task_path(out_dir: Path, case: Case, replicate: int) -> Path:
@@ -133,8 +126,8 @@ def run_task(section: FacilitySection, replicate: int, path: str) -> str:
     power = load.power[["facility_kw"]]
     table = metrics_summary(power["facility_kw"])
     metrics_path = target.with_name(target.stem + ".metrics.csv")
-    _atomic_write(metrics_path, lambda tmp: table.to_csv(tmp, index=False))
-    _atomic_write(target, lambda tmp: power.to_parquet(tmp))
+    write_atomic(metrics_path, lambda tmp: table.to_csv(tmp, index=False))
+    write_atomic(target, lambda tmp: power.to_parquet(tmp))
     return str(target)
 
 
@@ -143,18 +136,60 @@ def _plan_key(plan: dict) -> tuple:
     return (plan["replicates"], [(c["case_id"], c["facility"]) for c in plan["cases"]])
 
 
-def _check_plan(out_dir: Path, plan: dict) -> None:
+def _check_plan(output: OutputDir, plan: dict) -> None:
+    out_dir = output.path
     path = out_dir / _PLAN
     if path.is_file():
-        old = json.loads(path.read_text(encoding="utf-8"))
-        if _plan_key(old) != _plan_key(plan):
+        try:
+            old = json.loads(path.read_text(encoding="utf-8"))
+            same = _plan_key(old) == _plan_key(plan)
+        except (ValueError, KeyError, TypeError):
+            same = False
+        if not same and not output.overwrite:
             raise InputError(
                 f"{out_dir} holds a different sweep (its {_PLAN} does not match this scenario, "
-                "these --set values or replicates); choose another -o folder or delete this one."
+                "these --set values or replicates); choose another -o folder, or pass "
+                "--overwrite to replace that sweep's files."
             )
-        return
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, lambda tmp: Path(tmp).write_text(json.dumps(plan, indent=2)))
+        if not same:
+            _remove_tasks(out_dir)
+    else:
+        same = False
+    output.prepare()
+    if not same:
+        write_atomic(path, lambda tmp: Path(tmp).write_text(json.dumps(plan, indent=2)))
+    write_marker(out_dir, "sweep", _SWEEP_FILES)
+
+
+def _remove_tasks(out_dir: Path) -> None:
+    """Delete an earlier sweep's task files (only aiload's names; other files stay)."""
+    for case_dir in (out_dir / "cases").glob("case-*"):
+        for task in [*case_dir.glob("rep-*.parquet"), *case_dir.glob("rep-*.metrics.csv")]:
+            task.unlink()
+        try:
+            case_dir.rmdir()
+        except OSError:
+            pass  # something of the user's is in it
+
+
+def _damage(target: Path) -> str | None:
+    """Why a finished-looking task file cannot be used (None when it can)."""
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    metrics = target.with_name(target.stem + ".metrics.csv")
+    try:
+        rows = pq.read_metadata(target).num_rows
+    except Exception as exc:  # pyarrow raises several types on a cut file
+        return f"not a readable Parquet file ({type(exc).__name__}: {exc})"
+    if rows == 0:
+        return "holds no rows"
+    try:
+        table = pd.read_csv(metrics)
+    except Exception as exc:
+        return f"its metrics file {metrics.name} cannot be read ({type(exc).__name__}: {exc})"
+    if "value" not in table or table.empty:
+        return f"its metrics file {metrics.name} has no 'value' rows"
+    return None
 
 
 #: how local worker processes may start (``multiprocessing`` start methods)
@@ -299,7 +334,8 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
               sets: Mapping[str, Sequence[Any]] | None = None,
               overrides: Mapping[str, Any] | None = None, replicates: int | None = None,
               workers: int = 2, scheduler: str | None = None,
-              start_method: str | None = None, progress: bool = True) -> SweepResult:
+              start_method: str | None = None, progress: bool = True,
+              overwrite: bool = False, create_parents: bool = False) -> SweepResult:
     """Run (or resume) a sweep and combine its results.
 
     Parameters
@@ -307,7 +343,9 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     source : str or pathlib.Path
         Scenario file or bundled name.
     out_dir : str or pathlib.Path
-        Sweep folder; tasks found finished there are not recomputed.
+        Sweep folder: new, empty, or an earlier sweep (marker file ``.aiload-output.json``);
+        tasks found finished there are not recomputed, damaged task files (a cut Parquet
+        file) are named on stderr and recomputed. Its parent folder must exist.
     sets : mapping, optional
         Dotted facility field -> values, replacing the scenario's ``[sweep] values``.
     overrides : mapping, optional
@@ -324,9 +362,17 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
         on Linux, Dask's configured method elsewhere.
     progress : bool
         Show a progress bar on stderr.
+    overwrite : bool
+        Also write into a non-empty folder that is not an aiload sweep (only the sweep's own
+        file names are replaced there), or replace the files of a different sweep.
+    create_parents : bool
+        Create a missing parent folder (the command line's default ``aiload-out/NAME-sweep``).
     """
     _check_start_method(start_method)  # before anything is written
-    out_dir = Path(out_dir).resolve()  # workers may run in another directory
+    # absolute: workers may run in another directory
+    output = OutputDir(out_dir, kind="sweep", overwrite=overwrite, create_parents=create_parents,
+                       protect=[resolve_source(source)])
+    out_dir = output.path
     base, cases = plan_cases(source, sets, overrides)
     replicates = base.sweep.replicates if replicates is None else int(replicates)
     if replicates < 1:
@@ -337,11 +383,24 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
                    "facility": c.facility.model_dump(mode="json")} for c in cases],
         "aiload_version": aiload.__version__,
     })
-    _check_plan(out_dir, plan)
-    for stale in (out_dir / "cases").glob("*/.*.partial"):
-        stale.unlink()  # left by a killed run; the task it belonged to is recomputed
-    tasks = [(c.facility, k, str(_task_path(out_dir, c, k))) for c in cases
-             for k in range(replicates) if not _task_path(out_dir, c, k).is_file()]
+    _check_plan(output, plan)
+    for case_dir in (out_dir / "cases").glob("case-*"):
+        # temporary files left by a killed run; the task they belonged to is recomputed
+        clean_debris(case_dir, any_pid=True)
+        for stale in case_dir.glob(".*.partial"):
+            stale.unlink()
+    tasks = []
+    for c in cases:
+        for k in range(replicates):
+            path = _task_path(out_dir, c, k)
+            if path.is_file():
+                reason = _damage(path)
+                if reason is None:
+                    continue
+                print(f"aiload sweep: {path} is damaged ({reason}); computing it again",
+                      file=sys.stderr)
+                path.unlink()
+            tasks.append((c.facility, k, str(path)))
     if progress and len(tasks) < len(cases) * replicates:
         print(f"aiload sweep: resuming, {len(cases) * replicates - len(tasks)} tasks already done",
               file=sys.stderr)
@@ -351,10 +410,10 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     bands, comparison = combine(out_dir, cases, replicates, base.sweep.percentiles)
     flat = bands.copy()
     flat.columns = [f"{c}_{b}_kw" for c, b in flat.columns]
-    _atomic_write(out_dir / "bands.parquet", lambda tmp: flat.to_parquet(tmp))
-    _atomic_write(out_dir / "comparison.csv", lambda tmp: comparison.to_csv(tmp, index=False))
+    write_atomic(out_dir / "bands.parquet", lambda tmp: flat.to_parquet(tmp))
+    write_atomic(out_dir / "comparison.csv", lambda tmp: comparison.to_csv(tmp, index=False))
     page = report.render_sweep(base.name, cases, replicates, comparison,
                                {c.case_id: read_replicates(out_dir, c, replicates) for c in cases},
                                dpi=base.outputs.dpi)
-    _atomic_write(out_dir / "report.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
+    write_atomic(out_dir / "report.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
     return SweepResult(out_dir, cases, replicates, len(tasks), bands, comparison)

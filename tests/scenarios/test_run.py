@@ -11,6 +11,7 @@ import pytest
 
 import aiload
 import aiload.errors
+import aiload.outputs
 from aiload.metrics import summary as metrics_summary
 from aiload.resampling import resample
 from scenarios.cli import main
@@ -71,6 +72,9 @@ def test_failed_run_leaves_old_output_untouched_and_no_partial(tmp_path, facilit
     out = tmp_path / "out"
     out.mkdir()
     (out / "keep.txt").write_text("old")
+    # an earlier aiload output: its own files may be replaced, but only by a finished run
+    (out / "summary.json").write_text("old")
+    aiload.outputs.write_marker(out, "run", ["summary.json"])
 
     def broken_report(*args, **kwargs):
         raise RuntimeError("disk full while writing the report")
@@ -79,7 +83,9 @@ def test_failed_run_leaves_old_output_untouched_and_no_partial(tmp_path, facilit
     monkeypatch.setattr("scenarios.report.render", broken_report)
     with pytest.raises(RuntimeError, match="disk full"):
         run_scenario("inference-1mw", out, progress=False, overrides=SHORT)
-    assert [p.name for p in out.iterdir()] == ["keep.txt"]
+    assert sorted(p.name for p in out.iterdir()) == [".aiload-output.json", "keep.txt",
+                                                     "summary.json"]
+    assert (out / "summary.json").read_text() == "old"
     assert [p.name for p in tmp_path.iterdir()] == ["out"]
 
 
