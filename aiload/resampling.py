@@ -69,6 +69,11 @@ def parse_step(freq: str | pd.Timedelta, what: str = "freq") -> pd.Timedelta:
                 f"{what}={freq!r} is not a time step; expected a pandas frequency string such "
                 "as '100ms', '1s', '15min' or '1h', or a pandas.Timedelta."
             ) from None
+    if step is pd.NaT or pd.isna(step):
+        raise InputError(
+            f"{what}={freq!r} is not a time step; expected a pandas frequency string such as "
+            "'100ms', '1s', '15min' or '1h', or a pandas.Timedelta."
+        )
     if not MIN_STEP <= step <= MAX_STEP:
         raise InputError(
             f"{what}={freq!r} ({step.total_seconds():g} s) is outside the supported range "
@@ -106,34 +111,75 @@ def _times_ns(index: pd.Index, what: str) -> np.ndarray:
 
 
 def _values(data: pd.DataFrame, what: str) -> np.ndarray:
-    values = data.to_numpy(dtype=np.float64)
-    if np.isnan(values).any():
-        nan = np.argwhere(np.isnan(values))
-        row, col = nan[0]
+    numeric = [c for c in data.columns if not pd.api.types.is_numeric_dtype(data[c])
+               or pd.api.types.is_bool_dtype(data[c])]
+    if numeric:
         raise InputError(
-            f"{what}: {len(nan)} NaN value(s), first in column {data.columns[col]!r} at "
-            f"{data.index[row]}; expected numbers. Drop or fill them before resampling."
+            f"{what}: column {numeric[0]!r} holds {data[numeric[0]].dtype} values; expected "
+            "power as numbers. Convert it first (pd.to_numeric) or drop the column."
+        )
+    values = data.to_numpy(dtype=np.float64)
+    bad = ~np.isfinite(values)
+    if bad.any():
+        nan = np.argwhere(np.isnan(values))
+        inf = np.argwhere(np.isinf(values))
+        word, found = ("NaN", nan) if len(nan) else ("infinite", inf)
+        row, col = found[0]
+        raise InputError(
+            f"{what}: {len(found)} {word} value(s), first in column {data.columns[col]!r} at "
+            f"{data.index[row]}; expected finite numbers. Drop, fill or correct them before "
+            "resampling."
         )
     return values
 
 
+def _parse_gap(max_gap) -> int | None:
+    """``max_gap`` as a positive number of ns, or None for the default."""
+    if max_gap is None:
+        return None
+    try:
+        gap = pd.Timedelta(max_gap)
+    except (TypeError, ValueError):
+        gap = pd.NaT
+    if gap is pd.NaT or pd.isna(gap) or gap.value <= 0:
+        raise InputError(
+            f"resample: max_gap={max_gap!r} is not a positive duration; expected e.g. '10s', "
+            "'5min' or a pandas.Timedelta, or None for 10 x the median spacing."
+        )
+    return int(gap.value)
+
+
+def _origin_ns(origin, index: pd.Index) -> int | None:
+    """The bin anchor [ns]: None for 'start', 0 for 'epoch', else the timestamp's value."""
+    if isinstance(origin, str) and origin == "start":
+        return None
+    if isinstance(origin, str) and origin == "epoch":
+        return 0
+    try:
+        value = (pd.Timestamp(origin) if isinstance(index, pd.DatetimeIndex)
+                 else pd.Timedelta(origin))
+    except (TypeError, ValueError):
+        value = pd.NaT
+    if value is pd.NaT or pd.isna(value):
+        kind = "timestamp" if isinstance(index, pd.DatetimeIndex) else "elapsed time"
+        raise InputError(
+            f"resample: origin={origin!r} is not 'start', 'epoch' or a {kind}; expected e.g. "
+            "origin='start' or pd.Timestamp('2024-01-01', tz='UTC')."
+        )
+    if isinstance(value, pd.Timestamp) and value.tz is None:
+        raise InputError(
+            f"origin={origin!r} is naive; give a tz-aware timestamp such as "
+            "pd.Timestamp('2024-01-01', tz='UTC'), 'start' or 'epoch'."
+        )
+    return int(value.value)
+
+
 def _edges_ns(t0: int, t1: int, step_ns: int, origin, index: pd.Index) -> np.ndarray:
     """Edges of all whole bins of length ``step_ns`` inside ``[t0, t1]`` [ns]."""
-    if isinstance(origin, str) and origin == "start":
+    o = _origin_ns(origin, index)
+    if o is None:
         first = t0
     else:
-        if isinstance(origin, str) and origin == "epoch":
-            o = 0
-        elif isinstance(index, pd.DatetimeIndex):
-            ts = pd.Timestamp(origin)
-            if ts.tz is None:
-                raise InputError(
-                    f"origin={origin!r} is naive; give a tz-aware timestamp such as "
-                    "pd.Timestamp('2024-01-01', tz='UTC'), 'start' or 'epoch'."
-                )
-            o = ts.value
-        else:
-            o = pd.Timedelta(origin).value
         first = o + -((o - t0) // step_ns) * step_ns  # ceil to the grid
     n = (t1 - first) // step_ns
     return first + step_ns * np.arange(max(n, 0) + 1, dtype=np.int64)
@@ -162,9 +208,8 @@ def find_gaps(
     """
     t_ns = index.asi8
     dt_ns = np.diff(t_ns)
-    limit_ns = (
-        max(10 * int(np.median(dt_ns)), _NS) if max_gap is None else pd.Timedelta(max_gap).value
-    )
+    given_ns = _parse_gap(max_gap)
+    limit_ns = max(10 * int(np.median(dt_ns)), _NS) if given_ns is None else given_ns
     gap = dt_ns > limit_ns
     if gap.any() and fill is None:
         i = int(np.flatnonzero(gap)[0])
@@ -328,12 +373,13 @@ def resample(
             f"resample: expected a pandas Series, DataFrame or aiload Trace, got "
             f"{type(data).__name__}."
         )
-    if kind not in _KINDS:
+    if not isinstance(kind, str) or kind not in _KINDS:
         raise InputError(f"resample: kind={kind!r} is not one of {_KINDS}.")
-    if fill not in FILL_POLICIES:
+    if not (fill is None or isinstance(fill, str)) or fill not in FILL_POLICIES:
         raise InputError(f"resample: fill={fill!r} is not one of {FILL_POLICIES}.")
     step = parse_step(freq)
     step_ns = step.value
+    _parse_gap(max_gap)
     frame = data.to_frame() if isinstance(data, pd.Series) else data
     if len(frame) == 0:
         raise InputError("resample: the data is empty; expected at least two samples.")

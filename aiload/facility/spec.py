@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from aiload._checks import check_finite_values, check_number
 from aiload.errors import InputError
 
 __all__ = [
@@ -41,7 +42,7 @@ def _positive_int(value: Any, what: str) -> int:
 def _fraction(value: float | None, what: str) -> None:
     if value is None:
         return
-    if not (isinstance(value, (int, float)) and 0.0 < float(value) <= 1.0):
+    if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0.0 < float(value) <= 1.0):
         raise InputError(
             f"{what}: expected a fraction in (0, 1], got {value!r}; e.g. 0.6 for 60 %."
         )
@@ -59,6 +60,24 @@ def _distribution(items: Any, what: str) -> tuple[tuple[Any, float], ...]:
         )
     weights = weights / weights.sum()
     return tuple((v, float(w)) for (v, _), w in zip(pairs, weights))
+
+
+def _arrivals(values: Any, what: str) -> tuple:
+    """Arrival times as a tuple; every one a finite number of seconds or a real timestamp."""
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise InputError(
+            f"{what}: expected a sequence of arrival times (seconds from start or tz-aware "
+            f"timestamps), got {values!r}."
+        )
+    out = tuple(values)
+    for i, value in enumerate(out):
+        if isinstance(value, (np.datetime64, np.timedelta64)) or hasattr(value, "tzinfo"):
+            if value != value or str(value) == "NaT":  # NaT compares unequal to itself
+                raise InputError(f"{what}[{i}]: got NaT; expected a tz-aware timestamp.")
+            continue
+        check_number(value, f"{what}[{i}]", ge=0.0, unit="s from start",
+                     hint="Give seconds from start or tz-aware timestamps.")
+    return out
 
 
 @dataclass(frozen=True)
@@ -90,12 +109,16 @@ class FleetSpec:
 
     def __post_init__(self) -> None:
         _positive_int(self.nodes, "FleetSpec.nodes (node count)")
-        for name in ("idle_w", "nameplate_w", "other_it_w_per_busy_node", "other_it_base_kw"):
-            value = getattr(self, name)
-            if not np.isfinite(value) or value < 0:
-                raise InputError(f"FleetSpec.{name}: expected a finite value >= 0, got {value!r}.")
-        if self.nameplate_w <= 0:
-            raise InputError("FleetSpec.nameplate_w: expected > 0 W, got 0.")
+        for name, unit in (("idle_w", "W"), ("nameplate_w", "W"),
+                           ("other_it_w_per_busy_node", "W"), ("other_it_base_kw", "kW")):
+            check_number(getattr(self, name), f"FleetSpec.{name}", ge=0.0, unit=unit)
+        check_number(self.nameplate_w, "FleetSpec.nameplate_w", gt=0.0, unit="W")
+        if self.idle_w > self.nameplate_w:
+            raise InputError(
+                f"FleetSpec.idle_w: an idle node drawing {self.idle_w:g} W is above the node's "
+                f"nameplate_w = {self.nameplate_w:g} W; expected idle_w <= nameplate_w. Check the "
+                "units (W per node, not per GPU or per rack) or raise nameplate_w."
+            )
 
 
 @dataclass(frozen=True)
@@ -158,16 +181,15 @@ class JobStreamSpec:
                 f"{self.name}: give exactly one of utilization=, rate_per_h= or arrivals= "
                 f"(got {sum(given)})."
             )
-        if self.rate_per_h is not None and not self.rate_per_h > 0:
-            raise InputError(f"{self.name}.rate_per_h: expected > 0 jobs/h, got {self.rate_per_h!r}.")
+        check_number(self.rate_per_h, f"{self.name}.rate_per_h", gt=0.0, unit="jobs/h",
+                     optional=True)
         if self.arrivals is not None:
-            object.__setattr__(self, "arrivals", tuple(self.arrivals))
+            object.__setattr__(self, "arrivals", _arrivals(self.arrivals, f"{self.name}.arrivals"))
         for name in ("daily_amplitude", "weekly_amplitude"):
-            value = getattr(self, name)
-            if not 0.0 <= value < 1.0:
-                raise InputError(f"{self.name}.{name}: expected 0 <= a < 1, got {value!r}.")
-        if self.duration_s is not None and not self.duration_s > 0:
-            raise InputError(f"{self.name}.duration_s: expected > 0 s, got {self.duration_s!r}.")
+            check_number(getattr(self, name), f"{self.name}.{name}", ge=0.0, lt=1.0)
+        check_number(self.peak_hour, f"{self.name}.peak_hour", ge=0.0, lt=24.0, unit="h")
+        check_number(self.duration_s, f"{self.name}.duration_s", gt=0.0, unit="s", optional=True,
+                     hint="Leave it out to use the profile's own length.")
 
     @property
     def max_nodes(self) -> int:
@@ -230,10 +252,23 @@ class InferenceSpec:
 
     def __post_init__(self) -> None:
         _positive_int(self.nodes, "InferenceSpec.nodes (node count)")
-        if not self.curve_nodes_per_node > 0:
-            raise InputError(
-                f"InferenceSpec.curve_nodes_per_node: expected > 0, got {self.curve_nodes_per_node!r}."
-            )
+        check_number(self.curve_nodes_per_node, "InferenceSpec.curve_nodes_per_node", gt=0.0)
+        for name, unit, low in (("headroom", "", "ge"), ("reaction_s", "s", "ge"),
+                                ("decision_s", "s", "gt")):
+            check_number(getattr(self, name), f"InferenceSpec.{name}", unit=unit,
+                         **{low: 0.0})
+        check_number(self.capacity_per_s, "InferenceSpec.capacity_per_s", gt=0.0,
+                     unit="requests/s", optional=True,
+                     hint="Leave it out to take the capacity from the fit.")
+        check_number(self.latency_target_s, "InferenceSpec.latency_target_s", gt=0.0, unit="s",
+                     optional=True)
+        if hasattr(self.shape, "index") and hasattr(self.shape, "to_numpy"):
+            rates = check_finite_values(self.shape, "InferenceSpec.shape (relative demand)")
+            if (rates < 0).any() or not rates.mean() > 0:
+                raise InputError(
+                    "InferenceSpec.shape: relative rates must be >= 0 with a positive mean, got "
+                    f"minimum {rates.min():g} and mean {rates.mean():g}."
+                )
         _fraction(self.utilization, "InferenceSpec.utilization")
         if self.utilization is None:
             raise InputError("InferenceSpec.utilization: expected a fraction in (0, 1], got None.")
@@ -245,7 +280,7 @@ class InferenceSpec:
             )
         if self.capacity_per_s is not None and not self.capacity_per_s > 0:
             raise InputError(f"InferenceSpec.capacity_per_s: expected > 0, got {self.capacity_per_s!r}.")
-        if not 0 <= self.min_replicas <= self.nodes:
+        if isinstance(self.min_replicas, bool) or not 0 <= self.min_replicas <= self.nodes:
             raise InputError(
                 f"InferenceSpec.min_replicas: expected 0..{self.nodes}, got {self.min_replicas!r}."
             )
@@ -307,8 +342,21 @@ class OverheadSpec:
     power_cap_kw: float | None = None
 
     def __post_init__(self) -> None:
-        if min(self.loss_a, self.loss_b, self.loss_c) < 0:
-            raise InputError("OverheadSpec: loss coefficients must be >= 0.")
+        for name, unit in (("loss_a", ""), ("loss_b", ""), ("loss_c", ""), ("pue", ""),
+                           ("economiser_below_c", "°C"), ("economiser_band_c", "°C"),
+                           ("economiser_fraction", ""), ("cop_at_35c", ""),
+                           ("cop_slope_per_c", "1/°C")):
+            check_number(getattr(self, name), f"OverheadSpec.{name}", unit=unit)
+        for name in ("loss_a", "loss_b", "loss_c"):
+            check_number(getattr(self, name), f"OverheadSpec.{name}", ge=0.0, lt=1.0,
+                         hint="Loss coefficients are fractions of rated power, e.g. 0.02.")
+        check_number(self.cop_slope_per_c, "OverheadSpec.cop_slope_per_c", ge=0.0, unit="1/°C",
+                     hint="A chiller's COP rises as the outdoor air cools; a negative slope "
+                     "would make it fall.")
+        check_number(self.power_cap_kw, "OverheadSpec.power_cap_kw", gt=0.0, unit="kW",
+                     optional=True)
+        if hasattr(self.weather, "index") and hasattr(self.weather, "to_numpy"):
+            check_finite_values(self.weather, "OverheadSpec.weather (dry-bulb temperature [°C])")
         if self.cooling not in ("pue", "drybulb"):
             raise InputError(
                 f"OverheadSpec.cooling: expected 'pue' or 'drybulb', got {self.cooling!r}."

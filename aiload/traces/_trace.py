@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from aiload._checks import warn_spikes
 from aiload.errors import InputError, TraceFormatError
 
-__all__ = ["Trace", "TraceMeta", "READINGS", "check_power", "check_times", "tz_localize"]
+__all__ = [
+    "Trace", "TraceMeta", "READINGS", "check_power", "check_times", "check_tz", "tz_localize",
+]
 
 #: what a power reading means
 READINGS = ("instantaneous", "averaged", "unknown")
@@ -149,17 +153,59 @@ class Trace:
         return self.power_w.copy()
 
 
-def tz_localize(times: pd.Series | pd.DatetimeIndex, tz: str | None, extra: dict) -> pd.DatetimeIndex:
-    """Localize naive file times to ``tz`` (or UTC, recorded as an assumption) and convert to UTC."""
+def check_tz(tz, what: str = "read_trace(tz=)") -> None:
+    """Raise an InputError unless ``tz`` is None or a time zone pandas knows.
+
+    Parameters
+    ----------
+    tz : str, datetime.tzinfo or None
+        An IANA name such as ``"America/New_York"``, ``"UTC"``, or a tzinfo object.
+    what : str
+        The argument's name, for the message.
+    """
+    if tz is None:
+        return
+    if not isinstance(tz, (str, dt.tzinfo)):
+        raise InputError(
+            f"{what}: got {tz!r} ({type(tz).__name__}); expected a time zone name such as "
+            "'UTC', 'Europe/Berlin' or 'America/New_York', or a datetime.tzinfo."
+        )
+    try:
+        pd.Timestamp("2000-01-01").tz_localize(tz)
+    except Exception:  # noqa: BLE001 - pytz, zoneinfo and dateutil raise different types
+        raise InputError(
+            f"{what}: unknown time zone {tz!r}; expected an IANA name such as 'UTC', "
+            "'Europe/Berlin' or 'America/New_York' (see zoneinfo.available_timezones())."
+        ) from None
+
+
+def tz_localize(times: pd.Series | pd.DatetimeIndex, tz: str | None, extra: dict,
+                path: str | os.PathLike | None = None) -> pd.DatetimeIndex:
+    """Localize naive file times to ``tz`` (or UTC, recorded as an assumption) and convert to UTC.
+
+    A local clock that falls back at the end of daylight saving time repeats an hour: the
+    repeated times are placed by their order in the file (the first 01:30 is summer time, the
+    second winter time). Times inside the hour skipped in spring cannot have been written by a
+    local clock and are an error.
+    """
     idx = pd.DatetimeIndex(times)
     if idx.tz is not None:
         return idx.tz_convert("UTC")
+    check_tz(tz)
     if tz is None:
         extra["tz_assumed"] = "UTC (the file has no time zone; pass tz= to read_trace if the clock was local)"
         tz = "UTC"
     else:
-        extra["tz"] = tz
-    return idx.tz_localize(tz, ambiguous="raise", nonexistent="raise").tz_convert("UTC")
+        extra["tz"] = str(tz)
+    where = f"{path}: " if path is not None else ""
+    try:
+        return idx.tz_localize(tz, ambiguous="infer", nonexistent="raise").tz_convert("UTC")
+    except Exception as err:  # noqa: BLE001 - pytz raises Ambiguous/NonExistentTimeError
+        raise TraceFormatError(
+            f"{where}local times in {tz!r} cannot be placed on UTC ({type(err).__name__}: {err}); "
+            "a daylight-saving change needs the samples in file order across it, and times in "
+            "the skipped spring hour do not exist. Check tz=, or write the file in UTC."
+        ) from None
 
 
 def check_times(index: pd.Index, path: str | os.PathLike, lines: np.ndarray | None = None) -> None:
@@ -217,6 +263,13 @@ def check_power(
                 f"{path}: column {col!r} has {nan.size} missing/NaN value(s), first at "
                 f"{where(int(nan[0]))}; expected a power reading [{unit}] on every row."
             )
+        inf = np.flatnonzero(np.isinf(x))
+        if inf.size:
+            raise TraceFormatError(
+                f"{path}: column {col!r} has {inf.size} infinite value(s), first {float(x[inf[0]])!r} "
+                f"at {where(int(inf[0]))}; expected a finite power reading [{unit}]. Drop or "
+                "correct that row."
+            )
         neg = np.flatnonzero(x < 0)
         if neg.size:
             raise TraceFormatError(
@@ -230,3 +283,4 @@ def check_power(
                 f"{unit}, more than the {max_plausible_w:g} W plausible here; is the unit wrong "
                 "(e.g. mW written where W is declared)? Fix the unit in the header."
             )
+    warn_spikes(arr, f"{path}: power [W]", labels=where)

@@ -51,7 +51,13 @@ def detect_format(path: str | os.PathLike) -> str:
     if name.endswith(".parquet"):
         import pyarrow.parquet as pq
 
-        schema = pq.read_schema(path)
+        try:
+            schema = pq.read_schema(path)
+        except (OSError, ValueError) as err:  # pyarrow's ArrowInvalid is a ValueError
+            raise TraceFormatError(
+                f"{path}: not a readable Parquet file ({str(err)[:200]}); the file may be "
+                "truncated or damaged. Write it again, or check the path."
+            ) from None
         if schema.metadata and b"aiload" in schema.metadata:
             return "aiload"
         if "power[W]" in schema.names:

@@ -166,7 +166,7 @@ def _power_window(folder: Path, tz: str | None) -> tuple[pd.Timestamp, pd.Timest
     if set(found) != {"power_begin", "power_end"}:
         return None
     stamps = pd.to_datetime([found["power_begin"], found["power_end"]], format="%m-%d-%Y %H:%M:%S.%f")
-    stamps = tz_localize(stamps, tz, {})
+    stamps = tz_localize(stamps, tz, {}, detail)
     return stamps[0], stamps[1]
 
 
@@ -210,7 +210,7 @@ def read_spl(path: str | os.PathLike, *, tz: str | None = None, window: str = "p
         raise TraceFormatError(
             f"{path}: a timestamp is not 'MM-DD-YYYY HH:MM:SS.fff' ({err}); fix the line."
         ) from None
-    index = pd.DatetimeIndex(tz_localize(times, tz, extra), name="time")
+    index = pd.DatetimeIndex(tz_localize(times, tz, extra, path), name="time")
     check_times(index, path, lines)
     total = pd.to_numeric(raw[3], errors="coerce").to_numpy()
     power = pd.DataFrame({"node": total}, index=index)

@@ -99,7 +99,7 @@ def read_nvidia_smi(path: str | os.PathLike, *, tz: str | None = None) -> Trace:
         raise TraceFormatError(
             f"{path}: column 'timestamp': {err}; expected 'YYYY/MM/DD HH:MM:SS.fff'."
         ) from None
-    times = tz_localize(stamps, tz, extra)
+    times = tz_localize(stamps, tz, extra, path)
     gpu_index = pd.to_numeric(raw[fields["index"]], errors="coerce")
     if gpu_index.isna().any():
         row = int(np.flatnonzero(gpu_index.isna())[0])

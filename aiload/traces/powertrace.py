@@ -73,13 +73,23 @@ def read_powertrace(
         raw, lines = raw[keep], lines[keep]
     extra: dict = {"run_id": str(raw["run_id"].iloc[0]), "units": "W"}
     if "timestamp" in raw.columns and raw["timestamp"].notna().all():
+        # a UTC offset on every stamp may change inside the file (daylight saving time):
+        # parse such stamps straight to UTC; a mix of zoned and naive stamps is ambiguous
+        zoned = raw["timestamp"].str.strip().str.contains(r"(?:Z|[+-]\d\d:?\d\d)$", regex=True)
+        if zoned.any() and not zoned.all():
+            row = int(np.flatnonzero(~zoned.to_numpy())[0] if zoned.iloc[0] else
+                      np.flatnonzero(zoned.to_numpy())[0])
+            raise TraceFormatError(
+                f"{path}: column 'timestamp' mixes times with and without a UTC offset (line "
+                f"{lines[row]}: {raw['timestamp'].iloc[row]!r}); expected one or the other."
+            )
         try:
-            stamps = pd.to_datetime(raw["timestamp"], format="ISO8601")
+            stamps = pd.to_datetime(raw["timestamp"], format="ISO8601", utc=bool(zoned.all()))
         except ValueError as err:
             raise TraceFormatError(
                 f"{path}: column 'timestamp': {err}; expected ISO 8601 times."
             ) from None
-        times = pd.DatetimeIndex(tz_localize(stamps, tz, extra), name="time")
+        times = pd.DatetimeIndex(tz_localize(stamps, tz, extra, path), name="time")
     else:
         seconds = pd.to_numeric(raw["time_relative_s"], errors="coerce").to_numpy()
         if np.isnan(seconds).any():

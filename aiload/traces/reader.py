@@ -9,8 +9,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from aiload.errors import InputError, TraceFormatError
-from aiload.traces._trace import Trace
+from aiload.errors import AiloadError, InputError, TraceFormatError
+from aiload.traces._trace import Trace, check_tz
 from aiload.traces.combine import combine
 from aiload.traces.detect import FORMATS, detect_format, expand_directory
 
@@ -29,6 +29,45 @@ _READERS = {
 }
 # readers whose files carry absolute, zoned (or zone-less) time and accept tz=
 _TAKES_TZ = {"wattameter", "nvidia-smi", "powertrace", "mlperf-spl"}
+_TEXT = {"wattameter", "nvidia-smi", "powertrace", "mlperf-mllog", "mlperf-spl"}
+
+
+def _require_text(path: Path, fmt: str) -> None:
+    """Refuse a binary file (an image, an archive, Parquet) forced to a text format."""
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(4096)
+    except OSError as err:
+        raise TraceFormatError(f"{path}: cannot be opened ({err.strerror}).") from None
+    try:
+        # a multi-byte character cut at the 4 KiB boundary is still text
+        head.decode("utf-8") if len(head) < 4096 else head[:-4].decode("utf-8")
+        binary = b"\x00" in head
+    except UnicodeDecodeError:
+        binary = True
+    if binary:
+        raise TraceFormatError(
+            f"{path}: is a binary file (it starts {head[:8]!r}), not a {fmt!r} text log; "
+            f"expected {FORMATS[fmt]}. Check the path, or leave format= out to detect it."
+        )
+
+
+def _read_one(reader: Callable[..., Trace], fmt: str, path: Path, options: dict) -> Trace:
+    """Run one format reader; a failure of the parser on a bad file names the file."""
+    if fmt in _TEXT:
+        _require_text(path, fmt)
+    try:
+        return reader(path, **options)
+    except AiloadError:
+        raise
+    except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError, OSError) as err:
+        # pandas/pyarrow parser errors (ArrowInvalid and ParserError are ValueErrors) on a
+        # damaged or foreign file: say which file and what the reader expected
+        raise TraceFormatError(
+            f"{path}: cannot be read as {fmt!r} ({type(err).__name__}: {str(err)[:200]}); "
+            f"expected {FORMATS[fmt]}. The file may be truncated or damaged, or in another "
+            "format: leave format= out to detect it."
+        ) from err
 
 
 def _reader(fmt: str) -> Callable[..., Trace]:
@@ -108,6 +147,7 @@ def read_trace(
     ['node_1', 'node_2']
     """
     paths = _paths(path)
+    check_tz(tz)
     if format is not None and format not in FORMATS:
         raise InputError(f"read_trace: format={format!r} is not one of {list(FORMATS)}.")
     formats = [format or detect_format(p) for p in paths]
@@ -134,7 +174,7 @@ def read_trace(
             f"read_trace: option(s) {unknown} are not understood by the {formats[0]!r} reader; "
             f"it takes {sorted(accepted - {'tz'}) or 'no options'}."
         )
-    traces = [reader(p, **options) for p in paths]
+    traces = [_read_one(reader, formats[0], p, options) for p in paths]
     if len(traces) == 1:
         return traces[0]
     keys = [_node_key(t, p) for t, p in zip(traces, paths)]

@@ -132,7 +132,7 @@ def read_wattameter_file(
             f"{path}: column 'timestamp': {err}; expected '%Y-%m-%d_%H:%M:%S.%f' like "
             "'2025-10-07_09:38:40.623626'."
         ) from None
-    index = pd.DatetimeIndex(tz_localize(stamps, tz, extra), name="time")
+    index = pd.DatetimeIndex(tz_localize(stamps, tz, extra, path), name="time")
     check_times(index, path, lines)
     values = raw[cols[2:]].apply(pd.to_numeric, errors="coerce")
     unknown = [c for c in cols[2:] if not _COL.match(c)]

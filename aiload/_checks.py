@@ -1,0 +1,237 @@
+"""One set of input checks shared by every aiload layer.
+
+Non-finite numbers (NaN, ±inf) are never let through: a configuration value, a series, a
+price or a trace sample that is not finite is an :class:`~aiload.errors.InputError` naming the
+field. Values outside physics are errors; values that are possible but suspicious (one trace
+sample a million times the median) raise an :class:`~aiload.errors.InputWarning`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from aiload.errors import InputError, InputWarning
+
+__all__ = [
+    "check_number",
+    "check_finite_values",
+    "warn_spikes",
+    "available_memory_bytes",
+    "require_memory",
+    "SPIKE_FACTOR",
+]
+
+#: a sample this many times the median of its column is reported as a likely glitch
+SPIKE_FACTOR = 1e6
+
+
+def _range_text(ge, gt, le, lt) -> str:
+    low = f">= {ge:g}" if ge is not None else (f"> {gt:g}" if gt is not None else "")
+    high = f"<= {le:g}" if le is not None else (f"< {lt:g}" if lt is not None else "")
+    return " and ".join(p for p in (low, high) if p)
+
+
+def check_number(
+    value: Any,
+    what: str,
+    *,
+    ge: float | None = None,
+    gt: float | None = None,
+    le: float | None = None,
+    lt: float | None = None,
+    unit: str = "",
+    optional: bool = False,
+    allow_inf: bool = False,
+    hint: str = "",
+) -> float | None:
+    """Return ``value`` as a float after checking it is a finite number in range.
+
+    Parameters
+    ----------
+    value : object
+        The value to check. ``bool`` is refused (``True`` is not a number of watts).
+    what : str
+        The field's name for the message, e.g. ``"FleetSpec.idle_w"``.
+    ge, gt, le, lt : float, optional
+        Bounds: greater-or-equal, greater-than, less-or-equal, less-than.
+    unit : str
+        Unit shown in the message, e.g. ``"W"``.
+    optional : bool
+        Let ``None`` through (returned as None).
+    allow_inf : bool
+        Let ``+inf`` through (a cap meaning "no limit"); NaN and ``-inf`` are still refused.
+    hint : str
+        How to fix it, appended to the message.
+
+    Returns
+    -------
+    float or None
+
+    Raises
+    ------
+    aiload.errors.InputError
+        Naming ``what``, the value received and the range expected.
+    """
+    if value is None and optional:
+        return None
+    unit_text = f" [{unit}]" if unit else ""
+    bounds = _range_text(ge, gt, le, lt)
+    expected = f"a finite number{' ' + bounds if bounds else ''}{unit_text}"
+    if allow_inf:
+        expected = expected.replace("a finite number", "a number (inf for no limit)")
+    tail = f" {hint}" if hint else ""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, Real):
+        raise InputError(
+            f"{what}: expected {expected}, got {value!r} ({type(value).__name__}).{tail}"
+        )
+    number = float(value)
+    if math.isnan(number) or (math.isinf(number) and not (allow_inf and number > 0)):
+        raise InputError(
+            f"{what}: expected {expected}, got {number!r}; NaN and infinite values are not "
+            f"accepted.{tail}"
+        )
+    if (
+        (ge is not None and not number >= ge)
+        or (gt is not None and not number > gt)
+        or (le is not None and not number <= le)
+        or (lt is not None and not number < lt)
+    ):
+        raise InputError(f"{what}: expected {expected}, got {value!r}.{tail}")
+    return number
+
+
+def check_finite_values(values: Any, what: str, *, labels: Any = None, hint: str = "") -> np.ndarray:
+    """Return ``values`` as a float64 array after checking every element is finite.
+
+    Parameters
+    ----------
+    values : array-like or pandas.Series/DataFrame
+        Numbers to check (any shape).
+    what : str
+        Name of the data for the message.
+    labels : sequence, optional
+        Row labels (e.g. the time index) to name where the first bad value is; a Series or
+        DataFrame uses its own index when not given.
+    hint : str
+        How to fix it, appended to the message.
+
+    Raises
+    ------
+    aiload.errors.InputError
+        With the count of NaN/infinite values, the first one and where it is.
+    """
+    if labels is None and hasattr(values, "index"):
+        labels = values.index
+    columns = getattr(values, "columns", None)
+    try:
+        arr = np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise InputError(
+            f"{what}: expected numbers, got values of type {getattr(values, 'dtype', type(values))}."
+            f"{' ' + hint if hint else ''}"
+        ) from None
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        first = np.argwhere(bad)[0]
+        where = ""
+        if labels is not None and arr.ndim >= 1:
+            where = f" at {labels[int(first[0])]}"
+        elif arr.ndim >= 1:
+            where = f" at position {int(first[0])}"
+        if columns is not None and arr.ndim == 2:
+            where += f" in column {columns[int(first[1])]!r}"
+        n_nan = int(np.isnan(arr).sum())
+        n_inf = int(bad.sum()) - n_nan
+        raise InputError(
+            f"{what}: {n_nan} NaN and {n_inf} infinite value(s), first {float(arr[tuple(first)])!r}{where}; "
+            "expected finite numbers. aiload never fills or clips silently: drop, interpolate "
+            f"or correct them first.{' ' + hint if hint else ''}"
+        )
+    return arr
+
+
+def warn_spikes(values: np.ndarray, what: str, *, labels: Any = None,
+                factor: float = SPIKE_FACTOR) -> None:
+    """Warn when a sample is more than ``factor`` times the median of its column.
+
+    Parameters
+    ----------
+    values : numpy.ndarray
+        Non-negative samples, shape (n,) or (n, k) with one column per device.
+    what : str
+        Name of the data for the message; with ``(n, k)`` the column number is added.
+    labels : sequence or callable, optional
+        Row labels (or a function of the row number) to name where the spike is.
+    factor : float
+        Ratio to the median above which a sample is reported [-].
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    arr2 = arr.reshape(arr.shape[0], -1)
+    for j in range(arr2.shape[1]):
+        x = arr2[:, j]
+        if x.size < 3:
+            continue
+        median = float(np.median(x))
+        if not median > 0:
+            continue
+        i = int(np.argmax(x))
+        if x[i] >= factor * median:
+            if callable(labels):
+                where = f" at {labels(i)}"
+            else:
+                where = f" at {labels[i]}" if labels is not None else f" at sample {i}"
+            column = f" (column {j})" if arr2.shape[1] > 1 else ""
+            warnings.warn(
+                f"{what}{column}: a sample of {x[i]:g}{where} is {x[i] / median:.3g} times the "
+                f"median {median:g}; this is almost certainly a glitch in the file, not power. "
+                "Check the file and drop or correct that sample.",
+                InputWarning,
+                stacklevel=3,
+            )
+
+
+def available_memory_bytes() -> int | None:
+    """Memory the system can give a new allocation now [bytes]; None when unknown."""
+    try:
+        with open("/proc/meminfo", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    try:
+        return int(os.sysconf("SC_AVPHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (ValueError, OSError, AttributeError):
+        return None
+
+
+def require_memory(needed_bytes: float, what: str, way_out: str,
+                   available_bytes: int | None = None) -> None:
+    """Refuse up front a job whose estimated memory exceeds what the machine has free.
+
+    Parameters
+    ----------
+    needed_bytes : float
+        Estimated peak memory of the job [bytes].
+    what : str
+        The job, for the message (e.g. ``"facility(start=..., end=..., freq='100ms')"``).
+    way_out : str
+        How to run it anyway (stream to disk, a coarser step, a shorter period).
+    available_bytes : int, optional
+        Free memory [bytes]; default :func:`available_memory_bytes`. Nothing is checked when
+        it cannot be known.
+    """
+    free = available_memory_bytes() if available_bytes is None else available_bytes
+    if free is None or needed_bytes <= free:
+        return
+    raise InputError(
+        f"{what}: needs an estimated {needed_bytes / 2**30:.1f} GiB of memory, but only "
+        f"{free / 2**30:.1f} GiB is free; it would fail with MemoryError part way through. "
+        f"{way_out}"
+    )
