@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from aiload.errors import InputError
 from aiload.facility.spec import FacilitySpec
+from aiload.outputs import check_output_file, temp_path
 
 __all__ = ["FacilityLoad", "write_facility", "write_jobs", "read_facility", "StreamWriter",
            "jobs_path", "spec_summary"]
@@ -99,14 +100,29 @@ def _meta_json(meta: dict) -> bytes:
 
 
 def _tmp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    # .NAME.PID-HEX.tmp: aiload.outputs.clean_debris removes those of processes that are gone
+    return temp_path(path)
+
+
+def _is_facility_file(path: Path) -> bool:
+    """True when ``path`` is a Parquet file whose footer carries aiload's metadata."""
+    try:
+        return KEY in (pq.read_metadata(path).metadata or {})
+    except Exception:  # not Parquet at all
+        return False
 
 
 class StreamWriter:
-    """Append power windows to a Parquet file; publish it atomically on :meth:`close`."""
+    """Append power windows to a Parquet file; publish it atomically on :meth:`close`.
+
+    The path is checked when the writer is made, before the simulation starts: its folder
+    must exist and be writable, it must not be a folder, and an existing file is replaced
+    only when aiload wrote it (a facility file); temporary files of a killed earlier run
+    are removed.
+    """
 
     def __init__(self, path) -> None:
-        self.path = Path(path)
+        self.path = check_output_file(path, is_ours=_is_facility_file, what="stream_to")
         self.tmp = _tmp(self.path)
         self.writer: pq.ParquetWriter | None = None
         self.schema: pa.Schema | None = None
