@@ -6,20 +6,13 @@ import argparse
 import json
 import math
 import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from aiload.errors import InputError
-from aiload.metrics.plots import (
-    plot_calendar_bands,
-    plot_comparison,
-    plot_load_duration,
-    plot_psd,
-    plot_ramp_histogram,
-)
 from aiload.metrics.summary import DEFAULT_WINDOWS, summary
+from aiload.outputs import OutputDir
 
 __all__ = ["register", "load_power", "run"]
 
@@ -79,43 +72,39 @@ def _label(path: str, used: set[str]) -> str:
     return label
 
 
-def _save(fig, path: Path) -> None:
-    # write next to the target and rename, so a failed run leaves no half-written PNG
-    fd, tmp = tempfile.mkstemp(suffix=".png", dir=path.parent)
-    os.close(fd)
-    try:
-        fig.savefig(tmp, dpi=90)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+def _write_plots(out: OutputDir, series: dict[str, pd.Series], kinds: dict[str, str]) -> list[Path]:
+    # matplotlib is imported only when figures are asked for
+    from aiload.metrics.plots import (  # noqa: PLC0415
+        plot_calendar_bands,
+        plot_comparison,
+        plot_load_duration,
+        plot_psd,
+        plot_ramp_histogram,
+    )
 
-
-def _write_plots(outdir: Path, series: dict[str, pd.Series], kinds: dict[str, str]) -> list[Path]:
-    outdir.mkdir(parents=True, exist_ok=True)
-    written = []
-    for label, s in series.items():
-        kind = kinds[label]
-        figures = {
-            "ramps": plot_ramp_histogram(s, kind=kind),
-            "load_duration": plot_load_duration({label: s}, kind=kind),
-            "psd": plot_psd(s, kind=kind),
-        }
-        idx = s.index
-        if isinstance(idx, pd.DatetimeIndex) and idx[-1] - idx[0] >= pd.Timedelta(days=2):
-            figures["calendar"] = plot_calendar_bands(s, kind=kind)
-        for name, fig in figures.items():
-            path = outdir / f"{label}_{name}.png"
-            _save(fig, path)
-            written.append(path)
-    if len(series) > 1:
-        # traces come in W and facility outputs in kW: compare them in kW
-        in_kw = {k: _as_kw(v) for k, v in series.items()}
-        shared = set(kinds.values())
-        path = outdir / "comparison.png"
-        _save(plot_comparison(in_kw, kind=shared.pop() if len(shared) == 1 else "auto"), path)
-        written.append(path)
-    return written
+    with out:
+        # figures go to a staging folder inside the output folder and are moved into place
+        # together, so a failed or interrupted run leaves the folder as it was
+        for label, s in series.items():
+            kind = kinds[label]
+            figures = {
+                "ramps": plot_ramp_histogram(s, kind=kind),
+                "load_duration": plot_load_duration({label: s}, kind=kind),
+                "psd": plot_psd(s, kind=kind),
+            }
+            idx = s.index
+            if isinstance(idx, pd.DatetimeIndex) and idx[-1] - idx[0] >= pd.Timedelta(days=2):
+                figures["calendar"] = plot_calendar_bands(s, kind=kind)
+            for name, fig in figures.items():
+                fig.savefig(out.staging / f"{label}_{name}.png", dpi=90)
+        if len(series) > 1:
+            # traces come in W and facility outputs in kW: compare them in kW
+            in_kw = {k: _as_kw(v) for k, v in series.items()}
+            shared = set(kinds.values())
+            fig = plot_comparison(in_kw, kind=shared.pop() if len(shared) == 1 else "auto")
+            fig.savefig(out.staging / "comparison.png", dpi=90)
+        names = out.commit()
+    return [out.path / name for name in names]
 
 
 def _as_kw(s: pd.Series) -> pd.Series:
@@ -129,6 +118,8 @@ def _as_kw(s: pd.Series) -> pd.Series:
 def run(args: argparse.Namespace) -> int:
     """Run ``aiload metrics`` (returns the exit code)."""
     windows = tuple(w.strip() for w in args.windows.split(",")) if args.windows else DEFAULT_WINDOWS
+    # the figure folder is checked before any file is read
+    plots = OutputDir(args.plot, kind="plots", overwrite=args.overwrite) if args.plot else None
     used: set[str] = set()
     tables, series, kinds = {}, {}, {}
     for path in args.files:
@@ -160,8 +151,8 @@ def run(args: argparse.Namespace) -> int:
         )
         with pd.option_context("display.max_rows", None, "display.width", 200):
             print(wide.to_string(float_format=lambda v: f"{v:.6g}", na_rep="n/a"))
-    if args.plot:
-        written = _write_plots(Path(args.plot), series, kinds)
+    if plots is not None:
+        written = _write_plots(plots, series, kinds)
         if not args.json:
             for path in written:
                 print(f"wrote {path}")
@@ -180,7 +171,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         ),
     )
     p.add_argument("files", nargs="+", metavar="FILE", help="trace file, run directory or facility Parquet")
-    p.add_argument("--plot", metavar="DIR", help="write PNG figures into DIR")
+    p.add_argument("--plot", metavar="DIR",
+                   help="write PNG figures into DIR (new, empty, or an earlier --plot folder)")
+    p.add_argument("--overwrite", action="store_true",
+                   help="also write figures into a non-empty DIR that aiload did not make; only "
+                   "files of the figures' names are replaced")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON instead of a table")
     p.add_argument("--column", help="column of a facility output to use (default facility_kw)")
     p.add_argument(

@@ -242,9 +242,10 @@ def test_cli_json_and_table_on_facility_parquet(hawk, tmp_path, capsys):
     assert rows[("energy_kwh", "")]["value"] == pytest.approx(frame.facility_kw.sum() * 0.25)
     assert rows[("ramp_up_p95_kw_per_s", "1s")]["value"] is None
     assert rows[("ramp_up_p95_kw_per_s", "1s")]["available"] is False
-    # every figure renamed into place: no temporary file left behind
+    # every figure renamed into place (with aiload's marker file): no temporary file left behind
     assert {p.name for p in (tmp_path / "fig").iterdir()} == {
-        "hawk_ramps.png", "hawk_load_duration.png", "hawk_psd.png", "hawk_calendar.png"
+        "hawk_ramps.png", "hawk_load_duration.png", "hawk_psd.png", "hawk_calendar.png",
+        ".aiload-output.json",
     }
 
     args = parser.parse_args(["metrics", str(path), "--column", "it_kw", "--windows", "15min"])
