@@ -25,6 +25,7 @@ from aiload.measure.writer import (
     partial_path,
     trace_schema,
 )
+from aiload.outputs import check_output_file, clean_debris
 
 __all__ = ["Recorder"]
 
@@ -161,6 +162,10 @@ class Recorder:
                 f"{self.partial_path} exists: the stream of an earlier recording that did not "
                 "finish. Read it with aiload.read_trace, or delete it, before recording again."
             )
+        # a folder, a missing or read-only parent: refused before any source is opened;
+        # temporary files of a recorder killed while finishing are removed
+        check_output_file(self.path, overwrite=True, what="record output")
+        clean_debris(self.path.parent, self.partial_path.name)
         if self.path.exists() and not self.overwrite:
             raise InputError(
                 f"{self.path} exists; pass overwrite=True (--overwrite) or choose another name."

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -18,6 +17,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from aiload.errors import TraceFormatError
+from aiload.outputs import temp_path, write_atomic
 
 __all__ = [
     "FORMAT_NAME",
@@ -72,8 +72,8 @@ class StreamWriter:
     def __init__(self, path: os.PathLike | str, schema: pa.Schema) -> None:
         self.path = Path(path)
         self.schema = schema
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-        self._file = os.fdopen(fd, "wb")
+        tmp = temp_path(self.path)  # .NAME.PID-HEX.tmp: cleared by a later run if killed
+        self._file = open(tmp, "xb")
         try:
             self._writer = pa.ipc.new_stream(self._file, schema)
             # pyarrow writes the schema with the first batch: an empty one puts it (and the
@@ -175,15 +175,12 @@ def finalize(partial: os.PathLike | str, final: os.PathLike | str, end: str | No
     meta = json.loads(table.schema.metadata[METADATA_KEY])
     meta["end"] = end
     table = table.replace_schema_metadata({METADATA_KEY: json.dumps(meta).encode()})
-    fd, tmp = tempfile.mkstemp(dir=final.parent, prefix=f".{final.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
+
+    def write(tmp: Path) -> None:
         pq.write_table(table, tmp)
         with open(tmp, "rb") as f:
             os.fsync(f.fileno())
-        os.replace(tmp, final)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+
+    write_atomic(final, write)
     partial.unlink()
     return final
