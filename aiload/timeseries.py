@@ -112,7 +112,7 @@ def validate_power_series(
 ) -> float:
     """Validate an interval-mean power series; return its step [s].
 
-    Checks: non-empty, numeric, no NaN, (optionally) no negative values, a tz-aware
+    Checks: non-empty, numeric, no NaN or infinite value, (optionally) no negative values, a tz-aware
     DatetimeIndex (``absolute=True``) or a TimedeltaIndex, and a fixed step.
     """
     if not isinstance(power, pd.Series):
@@ -127,11 +127,18 @@ def validate_power_series(
         raise InputError(
             f"{what}: expected a DatetimeIndex or TimedeltaIndex, got {type(power.index).__name__}."
         )
-    nan = np.flatnonzero(np.isnan(power.to_numpy(dtype=float)))
+    values = power.to_numpy(dtype=float)
+    nan = np.flatnonzero(np.isnan(values))
     if nan.size:
         raise InputError(
             f"{what}: {nan.size} NaN value(s), first at {power.index[nan[0]]}. aiload never "
             "fills silently: drop, interpolate or fill them first (e.g. series.interpolate())."
+        )
+    inf = np.flatnonzero(np.isinf(values))
+    if inf.size:
+        raise InputError(
+            f"{what}: {inf.size} infinite value(s), first {float(values[inf[0]])!r} at "
+            f"{power.index[inf[0]]}; expected finite power. Correct or drop those intervals."
         )
     if not allow_negative:
         neg = np.flatnonzero(power.to_numpy(dtype=float) < 0)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, fields
 
 import pandas as pd
 
+from aiload._checks import check_finite_values, check_number
 from aiload.errors import InputError
 
 __all__ = ["Costs", "Battery", "Generator", "Carbon", "capital_recovery_factor"]
@@ -35,31 +36,38 @@ def capital_recovery_factor(rate: float, years: float) -> float:
     >>> round(capital_recovery_factor(0.07, 20), 5)
     0.09439
     """
-    if not years > 0:
-        raise InputError(f"capital_recovery_factor: years must be > 0, got {years!r}.")
-    if rate < 0:
-        raise InputError(f"capital_recovery_factor: rate must be >= 0, got {rate!r}.")
+    years = check_number(years, "capital_recovery_factor: years", gt=0.0, unit="year")
+    rate = check_number(rate, "capital_recovery_factor: rate", ge=0.0, unit="1/year")
     if rate == 0:
         return 1.0 / years
     growth = (1.0 + rate) ** years
     return rate * growth / (growth - 1.0)
 
 
-def _check_non_negative(obj: object, names: tuple[str, ...], how_to_fix: str) -> None:
+def _check_non_negative(
+    obj: object, names: tuple[str, ...], how_to_fix: str, allow_inf: bool = False
+) -> None:
+    """Every named field a finite number >= 0 (``+inf`` too when ``allow_inf``: no cap)."""
     for name in names:
         value = getattr(obj, name)
+        what = f"{type(obj).__name__}.{name}"
         if isinstance(value, pd.Series):
-            bad = value.to_numpy(dtype=float)
-            if (bad < 0).any() or pd.isna(value).any():
+            if not pd.api.types.is_numeric_dtype(value) or pd.api.types.is_bool_dtype(value):
+                raise InputError(f"{what}: expected numbers, got a series of {value.dtype}.")
+            arr = check_finite_values(value, what, hint=how_to_fix)
+            if (arr < 0).any():
                 raise InputError(
-                    f"{type(obj).__name__}.{name}: expected non-negative numbers without NaN, "
-                    f"got a series with minimum {value.min()!r}. {how_to_fix}"
+                    f"{what}: expected non-negative numbers, got a series with minimum "
+                    f"{float(arr.min())!r}. {how_to_fix}"
                 )
             continue
-        if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+        if (isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value)
+                or value < 0):
+            raise InputError(f"{what}: expected a non-negative number, got {value!r}. {how_to_fix}")
+        if math.isinf(value) and not allow_inf:
             raise InputError(
-                f"{type(obj).__name__}.{name}: expected a non-negative number, got {value!r}. "
-                f"{how_to_fix}"
+                f"{what}: expected a finite non-negative number, got {value!r}; an infinite "
+                f"price or quantity makes the optimum meaningless. {how_to_fix}"
             )
 
 
@@ -143,13 +151,14 @@ class Battery:
                     f"Battery.{name}: expected a fraction in (0, 1], got {value!r}. Give "
                     "efficiencies as fractions (0.95), not percent, and never above 1."
                 )
-        if not (0 <= self.min_soc_fraction < 1):
+        if not isinstance(self.min_soc_fraction, (int, float)) or not (0 <= self.min_soc_fraction < 1):
             raise InputError(
                 f"Battery.min_soc_fraction: expected a fraction in [0, 1), got "
                 f"{self.min_soc_fraction!r}."
             )
         _check_non_negative(
-            self, ("max_energy_kwh", "max_power_kw"), "Use 0 to forbid storage, inf for no cap."
+            self, ("max_energy_kwh", "max_power_kw"), "Use 0 to forbid storage, inf for no cap.",
+            allow_inf=True,
         )
 
     @property
@@ -185,10 +194,14 @@ class Generator:
     def __post_init__(self) -> None:
         _check_non_negative(
             self,
-            ("max_power_kw", "emission_kg_per_kwh"),
-            "Use max_power_kw=0 to forbid generation.",
+            ("max_power_kw",),
+            "Use max_power_kw=0 to forbid generation, inf for no cap.",
+            allow_inf=True,
         )
-        if not (0 <= self.min_load_fraction < 1):
+        _check_non_negative(self, ("emission_kg_per_kwh",), "Give kg of CO2 per kWh [kg/kWh].")
+        if not isinstance(self.min_load_fraction, (int, float)) or not (
+            0 <= self.min_load_fraction < 1
+        ):
             raise InputError(
                 f"Generator.min_load_fraction: expected a fraction in [0, 1), got "
                 f"{self.min_load_fraction!r}."
@@ -198,10 +211,7 @@ class Generator:
                 "Generator: min_load_fraction > 0 needs unit_size_kw [kW] (the size of one "
                 "committed unit), e.g. Generator(min_load_fraction=0.3, unit_size_kw=2000)."
             )
-        if self.unit_size_kw is not None and not self.unit_size_kw > 0:
-            raise InputError(
-                f"Generator.unit_size_kw: expected a size > 0 [kW], got {self.unit_size_kw!r}."
-            )
+        check_number(self.unit_size_kw, "Generator.unit_size_kw", gt=0.0, unit="kW", optional=True)
 
     @property
     def unit_commitment(self) -> bool:

@@ -20,10 +20,37 @@ import numpy as np
 import pandas as pd
 import pvlib
 
+from aiload._checks import check_finite_values, check_number
 from aiload.errors import InputError
 from aiload.timeseries import require_tz_aware, step_seconds
 
-__all__ = ["pv_availability", "default_weather"]
+__all__ = ["pv_availability", "default_weather", "check_availability", "MAX_KW_PER_KWP"]
+
+#: highest believable PV output per kWp of modules: 1 kW/m2 at standard test conditions is
+#: rarely exceeded by more than a few percent (cloud-edge enhancement, cold modules)
+MAX_KW_PER_KWP = 1.1
+
+
+def check_availability(availability: pd.Series, what: str = "pv_availability") -> None:
+    """Refuse PV availability outside ``[0, MAX_KW_PER_KWP]`` kW/kWp, naming the first bad label.
+
+    Parameters
+    ----------
+    availability : pandas.Series
+        AC output per kWp of modules [kW/kWp].
+    what : str
+        Name of the argument, for the message.
+    """
+    values = check_finite_values(availability, what)
+    high = np.flatnonzero(values > MAX_KW_PER_KWP)
+    if high.size:
+        raise InputError(
+            f"{what}: {high.size} value(s) above {MAX_KW_PER_KWP} kW/kWp, first "
+            f"{float(values[high[0]])!r} at {availability.index[high[0]]}; one kWp of modules "
+            "cannot deliver more. Is it in W/kWp, or kW for the whole array? Divide by the "
+            "unit or by the array's kWp."
+        )
+
 
 _REQUIRED = ("ghi", "dni", "dhi", "temp_air", "wind_speed")
 _HOURS_PER_YEAR = 8760
@@ -198,10 +225,23 @@ def pv_availability(
             raise InputError(
                 "pv_availability: give latitude and longitude [deg] with your own weather."
             )
-    if not (0 <= tilt <= 90):
-        raise InputError(f"pv_availability: tilt must be in [0, 90] deg, got {tilt!r}.")
-    if not dc_ac_ratio > 0:
-        raise InputError(f"pv_availability: dc_ac_ratio must be > 0, got {dc_ac_ratio!r}.")
+        for col in _REQUIRED:
+            check_finite_values(weather[col], f"pv_availability: weather[{col!r}]")
+        if (weather[["ghi", "dni", "dhi"]].to_numpy(dtype=float) < 0).any():
+            raise InputError(
+                "pv_availability: weather irradiance (ghi, dni, dhi) below 0 W/m2; expected "
+                "irradiance >= 0. Clip night-time sensor offsets to 0 first."
+            )
+    check_number(latitude, "pv_availability: latitude", ge=-90.0, le=90.0, unit="deg")
+    check_number(longitude, "pv_availability: longitude", ge=-180.0, le=360.0, unit="deg")
+    check_number(altitude, "pv_availability: altitude", ge=-500.0, le=9000.0, unit="m")
+    check_number(tilt, "pv_availability: tilt", ge=0.0, le=90.0, unit="deg")
+    check_number(azimuth, "pv_availability: azimuth", ge=0.0, le=360.0, unit="deg")
+    check_number(gamma_pdc, "pv_availability: gamma_pdc", ge=-0.02, le=0.0, unit="1/degC")
+    check_number(dc_ac_ratio, "pv_availability: dc_ac_ratio", gt=0.0)
+    check_number(system_losses_percent, "pv_availability: system_losses_percent", ge=0.0,
+                 lt=100.0, unit="%")
+    check_number(inverter_efficiency, "pv_availability: inverter_efficiency", gt=0.0, le=1.0)
     avail = _chain_kw_per_kwp(
         weather,
         latitude=latitude,

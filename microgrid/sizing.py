@@ -28,6 +28,7 @@ from microgrid.model import (
     solution_unscaled,
     value_unscaled,
 )
+from microgrid.pv import check_availability
 from microgrid.solve import SizingInfeasibleError, solve_model
 
 __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
@@ -196,6 +197,7 @@ def prepare_inputs(
                 "microgrid.pv_availability(..., index=load_kw.index)."
             )
         validate_power_series(pv_availability, "pv_availability")
+        check_availability(pv_availability)  # > 1.1 kW/kWp is a unit error
         avail = pv_availability.to_numpy(dtype=float)
     for name, value, allow_none in (
         ("import_limit_kw", import_limit_kw, True),
