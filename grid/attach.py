@@ -18,6 +18,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from aiload.timeseries import validate_power_series
+from grid.topology import check_supplied
 
 __all__ = ["facility_mw", "check_bus", "check_power_factor", "q_mvar", "attach"]
 
@@ -72,7 +73,11 @@ def facility_mw(load: object, what: str = "load_mw") -> pd.Series:
 
 
 def check_bus(net: pp.pandapowerNet, bus: int) -> int:
-    """Check ``bus`` is an in-service bus of ``net``; return it as an ``int``."""
+    """Check ``bus`` is an in-service bus of ``net`` joined to a slack; return it as ``int``.
+
+    A bus that no in-service path joins to a slack (an open switch, a line, transformer or
+    bus out of service) is refused with the cut named (:func:`grid.topology.check_supplied`).
+    """
     if isinstance(bus, (bool, np.bool_)) or not isinstance(bus, (int, np.integer)):
         raise InputError(f"bus: expected a bus index (int) of net.bus, got {bus!r}.")
     if bus not in net.bus.index:
@@ -84,6 +89,7 @@ def check_bus(net: pp.pandapowerNet, bus: int) -> int:
         )
     if not bool(net.bus.at[bus, "in_service"]):
         raise InputError(f"bus {bus} is out of service; put it in service or pick another bus.")
+    check_supplied(net, int(bus))
     return int(bus)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +15,7 @@ from grid.attach import attach, check_bus, check_power_factor, q_mvar
 from grid.limits import Limits
 from grid.powerflow import solve
 
-__all__ = ["HostingCapacity", "hosting_capacity", "worst_violation"]
+__all__ = ["HostingCapacity", "hosting_capacity", "worst_violation", "base_violation_text"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,53 @@ def worst_violation(out: dict[str, np.ndarray], converged: np.ndarray, limits: L
     return None if best is None else best[1:]
 
 
+def base_violation_text(out: dict[str, np.ndarray], converged: np.ndarray, limits: Limits,
+                        columns: dict[str, pd.Index], times: pd.Index | None) -> str:
+    """The error message for a network that breaks ``limits`` before the facility is added.
+
+    Names the worst elements and by how much, and the limits the base network does meet.
+    """
+    if not converged.all():
+        k = int(np.flatnonzero(~converged)[0])
+        when = "" if times is None else f" at {times[k]}"
+        return (f"the network does not converge without the facility{when} (background "
+                "multiplier too high?): fix the network or the background series first.")
+    found = []
+    vm = out["vm_pu"]
+    for j, b in enumerate(columns["bus"]):
+        lo, hi = np.nanmin(vm[:, j], initial=np.inf), np.nanmax(vm[:, j], initial=-np.inf)
+        if lo < limits.vm_min_pu:
+            found.append((limits.vm_min_pu - lo, f"bus {b} at {lo:.6g} pu < vm_min_pu "
+                          f"{limits.vm_min_pu:g} (by {limits.vm_min_pu - lo:.3g} pu)"))
+        if hi > limits.vm_max_pu:
+            found.append((hi - limits.vm_max_pu, f"bus {b} at {hi:.6g} pu > vm_max_pu "
+                          f"{limits.vm_max_pu:g} (by {hi - limits.vm_max_pu:.3g} pu)"))
+    top_loading = limits.loading_max_percent
+    for kind in ("line", "trafo"):
+        values = out[f"{kind}_loading_percent"]
+        for j, e in enumerate(columns[kind]):
+            worst = np.nanmax(values[:, j], initial=-np.inf)
+            top_loading = max(top_loading, worst)
+            if worst > limits.loading_max_percent:
+                found.append(((worst - limits.loading_max_percent) / 100.0,
+                              f"{kind} {e} at {worst:.6g} % > loading_max_percent "
+                              f"{limits.loading_max_percent:g} (by "
+                              f"{worst - limits.loading_max_percent:.3g} %)"))
+    found.sort(key=lambda item: -item[0])
+    listed = "; ".join(text for _, text in found[:5])
+    more = f" and {len(found) - 5} more" if len(found) > 5 else ""
+    band_lo = min(limits.vm_min_pu, float(np.nanmin(vm)))
+    band_hi = max(limits.vm_max_pu, float(np.nanmax(vm)))
+    return (
+        f"the network already violates the limits without the facility: {listed}{more}. A "
+        "hosting capacity against these limits does not exist (0 MW would blame the facility "
+        "for the network's own state). Fix the network, or study against limits it meets, "
+        f"e.g. grid.Limits(vm_min_pu={math.floor(band_lo * 1000) / 1000:g}, "
+        f"vm_max_pu={math.ceil(band_hi * 1000) / 1000:g}, "
+        f"loading_max_percent={math.ceil(top_loading):g})."
+    )
+
+
 def hosting_capacity(
     net: pp.pandapowerNet,
     *,
@@ -115,6 +163,13 @@ def hosting_capacity(
     HostingCapacity
         Capacity [MW] and the binding constraint just above it. A step that stops
         converging counts as a violation (voltage collapse).
+
+    Raises
+    ------
+    aiload.errors.InputError
+        Bad inputs; a facility bus not joined to a slack (the cut is named); or a network
+        that already breaks ``limits`` at 0 MW (the elements and by how much are named,
+        with limits the network does meet).
 
     Examples
     --------
@@ -152,11 +207,10 @@ def hosting_capacity(
         out, conv, _, _ = solve(model, p_arr, q_mvar(p_arr, pf), scale, engine)
         return worst_violation(out, conv, limits, columns)
 
-    at_zero = check(0.0)
-    if at_zero is not None:
-        k, element, quantity, value, limit = at_zero
-        return HostingCapacity(0.0, bus, element, quantity, value, limit,
-                               None if times is None else times[k], tolerance_mw)
+    p0 = np.zeros(len(scale))
+    out0, conv0, _, _ = solve(model, p0, p0, scale, engine)
+    if worst_violation(out0, conv0, limits, columns) is not None:
+        raise InputError(base_violation_text(out0, conv0, limits, columns, times))
     lo, hi = 0.0, 1.0
     worst = check(hi)
     while worst is None:

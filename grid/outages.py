@@ -57,7 +57,9 @@ def contingency(
     pandas.DataFrame
         One row per outage (plus ``"none"`` for the intact network first): ``element``,
         ``islanded_buses`` (buses cut off from the slack), ``facility_islanded`` (bool),
-        ``converged_steps`` (of ``n_peak``), ``min_vm_pu`` and ``max_vm_pu`` [pu],
+        ``facility_unserved_mw`` (the facility's peak power over the studied steps that the
+        outage leaves without supply [MW]: 0 unless ``facility_islanded``; an outage that
+        islands the facility is an outcome of the study, not an error), ``converged_steps`` (of ``n_peak``), ``min_vm_pu`` and ``max_vm_pu`` [pu],
         ``max_line_loading_percent`` and ``max_trafo_loading_percent`` [%] over the peak
         steps, and ``worst_time`` (the step with the lowest voltage).
         Islanding is detected from the topology after the outage (connected components of
@@ -92,7 +94,7 @@ def contingency(
     intact = None
     for name, kind, idx in cases:
         row = {"element": name, "islanded_buses": 0, "facility_islanded": False,
-               "converged_steps": 0, "min_vm_pu": np.nan, "max_vm_pu": np.nan,
+               "facility_unserved_mw": 0.0, "converged_steps": 0, "min_vm_pu": np.nan, "max_vm_pu": np.nan,
                "max_line_loading_percent": np.nan, "max_trafo_loading_percent": np.nan,
                "worst_time": pd.NaT}
         found = study(base, kind, idx, p, q)
@@ -105,6 +107,10 @@ def contingency(
             intact = energised
         row["islanded_buses"] = int((intact & ~energised).sum())
         row["facility_islanded"] = not bool(energised[net.bus.index.get_loc(bus)])
+        if row["facility_islanded"]:
+            row["facility_unserved_mw"] = float(p.max())
+            log.warning("grid.contingency: %s islands the facility bus %d: %.6g MW not served",
+                        name, bus, row["facility_unserved_mw"])
         row["converged_steps"] = int(conv.sum())
         if conv.any():
             vm = out["vm_pu"][conv]
