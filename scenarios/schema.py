@@ -28,6 +28,7 @@ from scenarios.schema_facility import (
     InferenceSection,
     JobStreamSection,
     OverheadsSection,
+    refuse_non_finite,
 )
 
 __all__ = [
@@ -52,7 +53,11 @@ GRID_STUDIES = ("timeseries", "hosting_capacity", "contingency", "load_loss")
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False
+    )
+
+    _finite = field_validator("*", mode="before")(refuse_non_finite)
 
 
 def _check_freq(value: str) -> str:

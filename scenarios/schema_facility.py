@@ -16,16 +16,71 @@ file, the line and the field before anything is simulated.
 from __future__ import annotations
 
 import datetime as dt
+import math
+import typing
 from typing import Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 
 __all__ = ["FleetSection", "JobStreamSection", "InferenceSection", "OverheadsSection"]
 
 
+def _non_finite_path(value: Any, path: str) -> str | None:
+    """The dotted path of the first NaN or infinite number inside ``value``; None if none."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return path
+    if isinstance(value, dict):
+        items = ((f".{k}", v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    for key, item in items:
+        found = _non_finite_path(item, f"{path}{key}")
+        if found is not None:
+            return found
+    return None
+
+
+def _holds_section(annotation: Any) -> bool:
+    """True when a field's type is (or contains) a table of its own, checked there."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return True
+    return any(_holds_section(a) for a in typing.get_args(annotation))
+
+
+def refuse_non_finite(cls: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
+    """Field validator (mode "before") of every table: no NaN or inf anywhere in a value.
+
+    TOML has ``nan`` and ``inf`` literals; no aiload setting means either, so one anywhere,
+    free-form tables such as ``[microgrid.costs]`` included, is an error naming the key.
+    """
+    name = info.field_name or ""
+    if _holds_section(cls.model_fields[name].annotation):
+        return value  # a nested table: its own validator names the key inside it
+    where = _non_finite_path(value, name)
+    if where is not None:
+        raise ValueError(
+            f"{where} is NaN or infinite; every number in a scenario must be finite (leave "
+            "the key out to use its default, or give a finite bound)"
+        )
+    return value
+
+
 class _SpecSection(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False
+    )
+
+    _finite = field_validator("*", mode="before")(refuse_non_finite)
 
     def _spec_kwargs(self) -> dict[str, Any]:
         return self.model_dump()
