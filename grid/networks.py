@@ -3,20 +3,32 @@
 ``load("cigre_mv")`` returns a fresh pandapower net each call, so studies can never leak
 changes into each other. User networks are read with pandapower's own readers: pandapower
 JSON, MATPOWER ``.m``/``.mat`` (via :mod:`pandapower.converter`).
+
+A network file is data, and may come from anyone. pandapower's JSON loader imports whatever
+Python module a file names in its ``_module`` fields (and looks up the ``_class`` there), so a
+crafted file can run code while it is read. :func:`load` therefore reads the JSON itself first
+and refuses every object outside :data:`ALLOWED_MODULES`, naming it, before pandapower sees the
+file.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pandapower as pp
 import pandapower.networks as pn
 
 from aiload.errors import InputError
 
-__all__ = ["load", "available"]
+__all__ = ["load", "available", "ALLOWED_MODULES"]
+
+#: the packages whose objects a network JSON file may name (``_module``): pandapower's own
+#: classes and the pandas/numpy/geometry types it writes
+ALLOWED_MODULES = ("pandapower", "pandas", "numpy", "shapely", "geojson", "geopandas")
 
 
 def _cigre_mv() -> pp.pandapowerNet:
@@ -71,7 +83,7 @@ def load(name_or_path: str | Path) -> pp.pandapowerNet:
                 "MATPOWER .m/.mat file, or one of the names " + ", ".join(_NETWORKS) + "."
             )
         if suffix == ".json":
-            return pp.from_json(str(path))
+            return _from_json(path)
         from pandapower.converter.matpower import from_mpc
 
         if suffix == ".m":
@@ -90,3 +102,58 @@ def load(name_or_path: str | Path) -> pp.pandapowerNet:
         f"unknown network {key!r}.{did_you_mean} Available names: {', '.join(_NETWORKS)}; "
         "or give a path to a pandapower .json or MATPOWER .m/.mat file."
     )
+
+
+def _objects(value: Any) -> Iterator[tuple[Any, Any]]:
+    """Every ``(_module, _class)`` pair in a parsed pandapower JSON document.
+
+    pandapower nests JSON documents as strings (a table's ``_object``, a controller's state),
+    and decodes them later with the same hook, so strings that hold JSON are searched too.
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            if "_module" in item and "_class" in item:
+                yield item["_module"], item["_class"]
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str) and item.lstrip()[:1] in ("{", "["):
+            try:
+                stack.append(json.loads(item))
+            except ValueError:
+                pass  # text that only starts like JSON: pandapower reads it as text too
+
+
+def _allowed(module: Any) -> bool:
+    return isinstance(module, str) and any(
+        module == root or module.startswith(root + ".") for root in ALLOWED_MODULES
+    )
+
+
+def _from_json(path: Path) -> pp.pandapowerNet:
+    """A pandapower JSON file, after checking it names only :data:`ALLOWED_MODULES`' objects."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        document = json.loads(text)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise InputError(
+            f"network file {str(path)!r} cannot be read as JSON ({type(exc).__name__}: {exc}); "
+            "give a file written by pandapower.to_json."
+        ) from None
+    for module, cls in _objects(document):
+        if not _allowed(module):
+            raise InputError(
+                f"network file {str(path)!r} names the object {cls!r} of module {module!r}; "
+                "a network file may only hold objects of " + ", ".join(ALLOWED_MODULES) + ". "
+                "It was not loaded (pandapower would have imported that module). Re-save the "
+                "network with pandapower.to_json from a trusted source."
+            )
+    try:
+        return pp.from_json_string(text, convert=True)
+    except Exception as exc:  # pandapower raises many types on a malformed network
+        raise InputError(
+            f"network file {str(path)!r} is JSON but not a pandapower network "
+            f"({type(exc).__name__}: {exc}); give a file written by pandapower.to_json."
+        ) from None

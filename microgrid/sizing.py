@@ -29,7 +29,7 @@ from microgrid.model import (
     value_unscaled,
 )
 from microgrid.pv import check_availability
-from microgrid.solve import SizingInfeasibleError, solve_model
+from microgrid.solve import SizingInfeasibleError, check_highs_options, solve_model
 
 __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
 
@@ -353,6 +353,7 @@ def size(
     >>> round(s.total_annual_cost_usd)   # 1000 kW * 8760 h * 0.05 USD/kWh
     438000
     """
+    highs_options = check_highs_options(highs_options)  # before any work: nothing reaches files
     data, index = prepare_inputs(
         load_kw,
         pv_availability=pv_availability,

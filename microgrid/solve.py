@@ -7,6 +7,7 @@ solver has one, so a run that stops without a feasible point gives a status, not
 
 from __future__ import annotations
 
+import difflib
 import math
 import time
 from collections.abc import Mapping
@@ -18,9 +19,129 @@ from pyomo.common.gc_manager import PauseGC
 from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers import Highs
 
-from aiload.errors import AiloadError
+from aiload.errors import AiloadError, InputError
 
-__all__ = ["SolveResult", "SizingInfeasibleError", "solve_model", "PRIMAL_SIMPLEX_MIN_STEPS"]
+__all__ = ["SolveResult", "SizingInfeasibleError", "solve_model", "PRIMAL_SIMPLEX_MIN_STEPS",
+           "HIGHS_OPTIONS", "check_highs_options"]
+
+_ON_OFF = ("off", "choose", "on")
+#: the HiGHS options ``highs_options`` may set: only ones that change how the solve runs.
+#: Each maps to its type and, for strings, the allowed values. Options that read or write
+#: files (``log_file``, ``solution_file``, ``write_*``, ``read_*``) or change what HiGHS
+#: prints are not among them: solver options come from scenario files, which may not be
+#: trusted, and must not reach the file system.
+HIGHS_OPTIONS: dict[str, tuple[type, tuple[str, ...] | None]] = {
+    "solver": (str, ("choose", "simplex", "ipm", "ipx", "hipo", "pdlp", "hipdlp")),
+    "run_crossover": (str, _ON_OFF),
+    "presolve": (str, _ON_OFF),
+    "parallel": (str, _ON_OFF),
+    "time_limit": (float, None),
+    "threads": (int, None),
+    "random_seed": (int, None),
+    "mip_rel_gap": (float, None),
+    "mip_abs_gap": (float, None),
+    "primal_feasibility_tolerance": (float, None),
+    "dual_feasibility_tolerance": (float, None),
+    "optimality_tolerance": (float, None),
+    "ipm_optimality_tolerance": (float, None),
+    "pdlp_optimality_tolerance": (float, None),
+    "kkt_tolerance": (float, None),
+    "primal_residual_tolerance": (float, None),
+    "dual_residual_tolerance": (float, None),
+    "mip_feasibility_tolerance": (float, None),
+    "simplex_strategy": (int, None),
+    "simplex_scale_strategy": (int, None),
+    "simplex_crash_strategy": (int, None),
+    "simplex_dual_edge_weight_strategy": (int, None),
+    "simplex_primal_edge_weight_strategy": (int, None),
+    "simplex_iteration_limit": (int, None),
+    "simplex_max_concurrency": (int, None),
+    "ipm_iteration_limit": (int, None),
+    "pdlp_iteration_limit": (int, None),
+    "mip_max_nodes": (int, None),
+    "mip_max_leaves": (int, None),
+    "mip_max_stall_nodes": (int, None),
+    "mip_heuristic_effort": (float, None),
+    "mip_detect_symmetry": (bool, None),
+}
+
+
+def check_highs_options(options: Mapping[str, Any] | None,
+                        where: str = "highs_options") -> dict[str, Any]:
+    """Check ``highs_options`` against :data:`HIGHS_OPTIONS`; returns a plain copy.
+
+    Parameters
+    ----------
+    options : Mapping or None
+        Option name -> value.
+    where : str
+        How the caller names the mapping in messages (a scenario field, a keyword).
+
+    Raises
+    ------
+    aiload.errors.InputError
+        An option that is not allowed (named, with the allowed ones), a value of the wrong
+        type, a non-finite or negative number, or a string value that is not allowed.
+    """
+    if options is None:
+        return {}
+    if not isinstance(options, Mapping):
+        raise InputError(f"{where}: expected a table of HiGHS options, got {options!r}.")
+    out: dict[str, Any] = {}
+    allowed = ", ".join(sorted(HIGHS_OPTIONS))
+    for name, value in options.items():
+        if name not in HIGHS_OPTIONS:
+            near = difflib.get_close_matches(str(name), list(HIGHS_OPTIONS), n=1)
+            hint = f" Did you mean {near[0]!r}?" if near else ""
+            why = ("it reads or writes files, which solver options may not do"
+                   if any(w in str(name) for w in ("file", "write", "read")) else
+                   "it is not among the options that change how the solve runs")
+            raise InputError(
+                f"{where}: option {name!r} is not allowed ({why}).{hint} Allowed: {allowed}."
+            )
+        kind, choices = HIGHS_OPTIONS[name]
+        out[name] = _checked(name, value, kind, choices, where)
+    return out
+
+
+def _checked(name: str, value: Any, kind: type, choices: tuple[str, ...] | None,
+             where: str) -> Any:
+    field = f"{where}: {name} = {value!r}"
+    if kind is str:
+        if not isinstance(value, str) or value not in (choices or ()):
+            raise InputError(f"{field}: expected one of {', '.join(choices or ())}.")
+        return value
+    if kind is bool:
+        if not isinstance(value, bool):
+            raise InputError(f"{field}: expected true or false.")
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{field}: expected a number.")
+    if kind is int and float(value) != int(value):
+        raise InputError(f"{field}: expected a whole number.")
+    if not math.isfinite(value) or value < 0:
+        hint = " (omit it for no limit)" if name == "time_limit" else ""
+        raise InputError(f"{field}: expected a finite number >= 0{hint}.")
+    return int(value) if kind is int else float(value)
+
+
+def _check_solver_built(options: Mapping[str, Any]) -> None:
+    """An allowed ``solver`` that this HiGHS build lacks (``hipo`` without highspy[extras])."""
+    solver = options.get("solver")
+    if solver != "hipo":  # the others are in every highspy wheel
+        return
+    from importlib.metadata import version  # noqa: PLC0415
+
+    import highspy  # noqa: PLC0415
+
+    probe = highspy.Highs()
+    probe.setOptionValue("output_flag", False)
+    if probe.setOptionValue("solver", solver) != highspy.HighsStatus.kOk:
+        raise InputError(
+            f"highs_options: solver = {solver!r} is not in this HiGHS build (highspy "
+            f"{version('highspy')}); install highspy[extras] for 'hipo', or use 'simplex', "
+            "'ipm' or 'pdlp'."
+        )
 
 #: LPs with more time steps than this go to HiGHS' primal simplex: dual simplex solves the
 #: hourly year (8,760 steps) fastest but found no feasible point of the 15-minute year
@@ -94,7 +215,8 @@ def solve_model(
     mip_gap : float
         Relative MIP gap at which HiGHS stops [-] (ignored by LPs).
     highs_options : Mapping, optional
-        Further HiGHS options, applied last (e.g. ``{"solver": "ipm"}``).
+        Further HiGHS options, applied last (e.g. ``{"solver": "ipm"}``); only those of
+        :data:`HIGHS_OPTIONS` (checked by :func:`check_highs_options`).
 
     Notes
     -----
@@ -118,7 +240,9 @@ def solve_model(
         options.update(solver="simplex", simplex_strategy=4)
     elif is_lp:
         options["solver"] = "simplex"
-    options.update(highs_options or {})
+    extra = check_highs_options(highs_options)
+    _check_solver_built(extra)
+    options.update(extra)
     opt.highs_options = options
     start = time.perf_counter()
     # APPSI creates a standard representation per row before HiGHS starts; without the

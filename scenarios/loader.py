@@ -290,19 +290,68 @@ def load_scenario(
         raise ScenarioError(
             f"scenario file {str(path)!r}: {count} problem{'s' if count > 1 else ''}:\n{details}"
         ) from None
+    where = _Where(path, lines, overrides or {})
     weather = scenario.site.weather
     if weather is not None:
-        weather_path = Path(weather)
-        if not weather_path.is_absolute():
-            weather_path = (path.parent / weather_path).resolve()
+        weather_path = where.resolve(("site", "weather"), weather)
         if not weather_path.is_file():
-            line = _line_of(("site", "weather"), lines)
-            where = f"line {line}: " if line else ""
             raise ScenarioError(
-                f"scenario file {str(path)!r}:\n  {where}field 'site.weather' = {weather!r}: "
+                f"{where.at(('site', 'weather'))}field 'site.weather' = {weather!r}: "
                 f"no such file ({weather_path}). Give a TMY3 CSV path (relative paths are "
                 "relative to the scenario file) or remove the key to use pvlib's bundled year."
             )
         site = scenario.site.model_copy(update={"weather": str(weather_path)})
         scenario = scenario.model_copy(update={"site": site})
+    if scenario.grid is not None and Path(scenario.grid.network).suffix.lower() in _NETWORK_SUFFIXES:
+        network = scenario.grid.network
+        network_path = where.resolve(("grid", "network"), network)
+        if not network_path.is_file():
+            raise ScenarioError(
+                f"{where.at(('grid', 'network'))}field 'grid.network' = {network!r}: no such "
+                f"file ({network_path}). Give a pandapower JSON or MATPOWER file (relative paths "
+                "are relative to the scenario file) or a bundled network name."
+            )
+        grid = scenario.grid.model_copy(update={"network": str(network_path)})
+        scenario = scenario.model_copy(update={"grid": grid})
+    if scenario.microgrid is not None and "highs_options" in scenario.microgrid.options:
+        from microgrid.solve import check_highs_options  # noqa: PLC0415  (pyomo: only if needed)
+
+        try:
+            check_highs_options(scenario.microgrid.options["highs_options"],
+                                where="microgrid.options.highs_options")
+        except InputError as exc:
+            raise ScenarioError(
+                f"{where.at(('microgrid', 'options', 'highs_options'))}{exc}"
+            ) from None
     return scenario
+
+
+_NETWORK_SUFFIXES = (".json", ".m", ".mat")
+
+
+class _Where:
+    """Where a field of a scenario file is written, and the folder its paths are relative to.
+
+    A path written in the file is relative to the file's folder; one given with ``--set`` is
+    relative to the current folder, as any path typed on a command line.
+    """
+
+    def __init__(self, path: Path, lines: Mapping[tuple[str, ...], int],
+                 overrides: Mapping[str, Any]) -> None:
+        self.path, self.lines, self.overrides = path, lines, overrides
+
+    def resolve(self, field: tuple[str, ...], value: str) -> Path:
+        given = Path(value).expanduser()
+        if given.is_absolute():
+            return given
+        base = Path.cwd() if ".".join(field) in self.overrides else self.path.parent
+        return (base / given).resolve()
+
+    def at(self, field: tuple[str, ...]) -> str:
+        """``scenario file 'x.toml':\n  line N: `` (the line left out when not known)."""
+        dotted = ".".join(field)
+        if dotted in self.overrides:
+            return f"--set {dotted}: "
+        line = _line_of(field, self.lines)
+        where = f"line {line}: " if line else ""
+        return f"scenario file {str(self.path)!r}:\n  {where}"
