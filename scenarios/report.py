@@ -20,6 +20,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from scenarios import figures
+from scenarios.jsonsafe import jsonable
 
 __all__ = ["render", "render_sweep", "figure_data_uri", "markdown_to_html", "CREDITS_PATH"]
 
@@ -128,8 +129,6 @@ def _cell(value: Any) -> str:
 
 
 def _kv(mapping: dict[str, Any]) -> str:
-    from scenarios.runner import jsonable
-
     rows = [(k, json.dumps(jsonable(v)) if isinstance(v, (dict, list)) else v)
             for k, v in mapping.items()]
     return _table(pd.DataFrame(rows, columns=["quantity", "value"]), max_rows=200)

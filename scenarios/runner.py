@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 import sys
 import time
 from collections.abc import Mapping
@@ -27,6 +26,7 @@ from aiload.metrics import summary as metrics_summary
 from aiload.outputs import OutputDir
 from aiload.timeseries import energy_kwh
 from scenarios import report, studies
+from scenarios.jsonsafe import jsonable
 from scenarios.loader import load_scenario, resolve_source
 from scenarios.schema import Scenario
 
@@ -65,29 +65,6 @@ class RunResult:
     grid: dict | None = None
     sizing: Any = None
     skipped: dict = field(default_factory=dict)
-
-
-def jsonable(value: Any) -> Any:
-    """A JSON-safe copy of ``value``: NaN/inf -> None, numpy scalars -> Python, times -> ISO."""
-    if isinstance(value, Mapping):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [jsonable(v) for v in value]
-    if isinstance(value, (np.generic,)):
-        value = value.item()
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, (pd.Timestamp, pd.Timedelta)) or hasattr(value, "isoformat"):
-        return value.isoformat()
-    if isinstance(value, (str, int, bool)) or value is None:
-        return value
-    if isinstance(value, Path):
-        return str(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, (pd.Series, pd.DataFrame)):
-        return f"<table of {len(value)} rows>"
-    return str(value)
 
 
 def scalars_of(obj: Any) -> dict[str, Any]:

@@ -13,7 +13,7 @@ import logging
 import math
 from typing import Any, Callable
 
-from aiload.measure.sources import SourceUnavailableError
+from aiload.measure.protocol import SourceUnavailableError
 
 __all__ = ["NvmlSource", "INSTANTANEOUS", "AVERAGED"]
 

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from aiload.measure.sources import SourceUnavailableError
+from aiload.measure.protocol import SourceUnavailableError
 
 __all__ = ["RaplSource", "COUNTER_DIFFERENCE", "counter_delta_uj"]
 

@@ -1,50 +1,24 @@
-"""What every power source of the recorder provides, and how the recorder opens them.
+"""How the recorder opens its power sources: :func:`open_sources`.
 
-A *source* reads one kind of hardware (GPUs through NVML, CPU packages through RAPL) and
-returns one float per column on every :meth:`Source.read`. Sources are the only place that
-touches hardware; everything above them (schedule, buffering, file format) is shared.
+What every source provides (:class:`Source`, :class:`SourceUnavailableError`) is in
+:mod:`aiload.measure.protocol`, re-exported here; the sources are
+:class:`~aiload.measure.nvml.NvmlSource` and :class:`~aiload.measure.rapl.RaplSource`.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from aiload.errors import AiloadError
+from aiload.measure.nvml import NvmlSource
+from aiload.measure.protocol import Source, SourceUnavailableError
+from aiload.measure.rapl import RaplSource
 
 __all__ = ["Source", "SourceUnavailableError", "open_sources", "DEFAULT_POWERCAP_ROOT"]
 
 #: where Linux exposes RAPL energy counters
 DEFAULT_POWERCAP_ROOT = Path("/sys/class/powercap")
-
-
-class SourceUnavailableError(AiloadError, RuntimeError):
-    """A power source (NVML, RAPL) cannot be used on this machine.
-
-    The message says what failed, why, and what to do instead (e.g. ``--cpu-only``).
-    """
-
-
-class Source(Protocol):
-    """One kind of power source, opened and ready to read."""
-
-    #: output columns, e.g. ``("gpu0_power_w", "gpu0_energy_j", ...)``
-    columns: tuple[str, ...]
-    #: per device: ``"instantaneous"``, ``"averaged"`` or ``"counter-difference"``
-    power_reading: dict[str, str]
-
-    def prime(self) -> None:
-        """Take a baseline reading just before the first sample (counters need one)."""
-
-    def read(self) -> list[float]:
-        """One value per column, in the order of :attr:`columns` (NaN where a read failed)."""
-
-    def describe(self) -> dict[str, Any]:
-        """Static facts for the file metadata (models, driver and library versions)."""
-
-    def close(self) -> None:
-        """Release the hardware interface."""
 
 
 def open_sources(
@@ -81,9 +55,6 @@ def open_sources(
     SourceUnavailableError
         When a required source cannot be opened, or nothing at all can be recorded.
     """
-    from aiload.measure.nvml import NvmlSource
-    from aiload.measure.rapl import RaplSource
-
     root = Path(DEFAULT_POWERCAP_ROOT if powercap_root is None else powercap_root)
     sources: list[Source] = []
     gpu_error: SourceUnavailableError | None = None

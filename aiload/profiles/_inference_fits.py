@@ -17,6 +17,7 @@ from scipy import optimize
 from aiload.errors import InputError
 from aiload.profiles._bundle import read_bundled_csv
 from aiload.profiles._fitting import positive_array, r_squared, residual_frame
+from aiload.profiles.idle import idle_power_w
 
 __all__ = ["InferenceScaling", "OfflineEnergyFit", "online_inference", "offline_energy_per_prompt",
            "ONLINE_DATASETS"]
@@ -153,8 +154,6 @@ def _online_cached(hardware: str, dataset: str, output_tokens: int) -> Inference
         )
     cap = (sel.groupby("request_rate_per_s")[["request_throughput_per_s", "median_e2e_latency_s"]]
            .median().reset_index())
-    from aiload.profiles.library import idle_power_w  # late: library imports this module
-
     fitted = p0 + k * np.minimum(r, knee)
     res = residual_frame("request_rate_per_s", r, "power_w", p, fitted)
     return InferenceScaling(hardware, dataset, output_tokens, p0, k, knee, idle_power_w(hardware),

@@ -1,4 +1,5 @@
-"""The bundled profile library: :func:`catalog`, :func:`get`, :func:`find`, :func:`idle_power_w`.
+"""The bundled profile library: :func:`catalog`, :func:`get`, :func:`find` (and
+:func:`idle_power_w`, from :mod:`aiload.profiles.idle`).
 
 Measured profiles are read from ``data/measured_profiles.*`` (built by
 :mod:`aiload.profiles.build`); synthesised ones are generated on request from cited run
@@ -17,9 +18,10 @@ import numpy as np
 import pandas as pd
 
 from aiload.errors import InputError
-from aiload.profiles import synth
+from aiload.profiles import scaling, synth
 from aiload.profiles._bundle import bundle_path, read_bundled_csv
 from aiload.profiles._profile import WORKLOADS, Profile
+from aiload.profiles.idle import idle_power_w
 
 __all__ = ["catalog", "get", "find", "idle_power_w", "CATALOG_COLUMNS"]
 
@@ -60,8 +62,6 @@ def _cited(model: str, quantity: str) -> dict[int, float]:
 
 @functools.lru_cache(maxsize=1)
 def _synth_specs() -> tuple[_SynthSpec, ...]:
-    from aiload.profiles import scaling
-
     specs = []
     for model, workload, shape_name in (("llama2-70b-lora", "fine-tuning", "LORA_SHAPE"),
                                         ("stable-diffusion-v2", "training", "SD_SHAPE")):
@@ -115,11 +115,6 @@ def _measured_meta() -> tuple[dict, ...]:
 def _measured_series() -> dict[str, np.ndarray]:
     long = pd.read_parquet(bundle_path("measured_profiles.parquet"))
     return {name: g.sort_values("i")["power_w"].to_numpy(np.float64) for name, g in long.groupby("name")}
-
-
-@functools.lru_cache(maxsize=1)
-def _idle() -> dict:
-    return json.loads(bundle_path("idle.json").read_text(encoding="utf-8"))
 
 
 def _gpus(hardware: str) -> int:
@@ -271,24 +266,3 @@ def find(workload: str, *, hardware: str | None = None, model: str | None = None
         return get(cand["name"].iloc[order[0]])
     cand = cand.sort_values("measured", ascending=False, kind="stable")
     return get(cand["name"].iloc[0])
-
-
-def idle_power_w(hardware: str) -> float:
-    """Per-node idle power of a hardware [W], measured (see ``data/idle.json`` for the source).
-
-    Parameters
-    ----------
-    hardware : str
-        ``"4xH100"``, ``"8xH100-SXM"`` or ``"8xH200-SXM"``.
-
-    Examples
-    --------
-    >>> 400 < idle_power_w("4xH100") < 650
-    True
-    """
-    idle = _idle()
-    if hardware not in idle:
-        close = difflib.get_close_matches(str(hardware), list(idle), n=1, cutoff=0.3)
-        hint = f" Did you mean {close[0]!r}?" if close else ""
-        raise InputError(f"no idle power for hardware {hardware!r}; known: {sorted(idle)}.{hint}")
-    return float(idle[hardware]["power_w"])

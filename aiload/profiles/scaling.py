@@ -41,6 +41,7 @@ from aiload.profiles._inference_fits import (
     offline_energy_per_prompt,
     online_inference,
 )
+from aiload.profiles.idle import idle_power_w
 
 __all__ = [
     "TrainingScaling",
@@ -188,8 +189,6 @@ def _training_cached(model: str, hardware: str) -> TrainingScaling:
     else:
         s, p1 = 0.0, float(p.mean())
         notes.append("power: one node count only, per-node power held constant (ASSUMED)")
-    from aiload.profiles.library import idle_power_w  # late: library imports this module
-
     floor_w = idle_power_w(hardware)
     fit = TrainingScaling(model, hardware, float(d1), float(alpha), float(p1), float(s), pts,
                           floor_w=floor_w)
