@@ -24,6 +24,7 @@ __all__ = [
     "warn_spikes",
     "available_memory_bytes",
     "require_memory",
+    "require_facility_memory",
     "SPIKE_FACTOR",
 ]
 
@@ -235,3 +236,43 @@ def require_memory(needed_bytes: float, what: str, way_out: str,
         f"{free / 2**30:.1f} GiB is free; it would fail with MemoryError part way through. "
         f"{way_out}"
     )
+
+
+#: the facility model's peak memory per interval, as multiples of one kept series: the
+#: summing arrays and the frame being built (measured: 144-257 B per interval for the
+#: 56-64 B series of the colocation and inference presets, i.e. 2.6-4 times)
+_FACILITY_WORK_COPIES = 3
+
+
+def require_facility_memory(n_bins: int, n_columns: int, replicates: int, streaming: bool,
+                            what: str, available_bytes: int | None = None) -> float:
+    """Refuse a facility run whose series would not fit in memory; return the estimate [bytes].
+
+    Parameters
+    ----------
+    n_bins : int
+        Output intervals per replicate [-].
+    n_columns : int
+        Float64 columns of the output frame (the time index counts once more) [-].
+    replicates : int
+        Replicates; all but a streamed first one are kept in memory [-].
+    streaming : bool
+        True when the first replicate is written to disk window by window (``stream_to=``).
+    what : str
+        The call, for the message.
+    available_bytes : int, optional
+        Free memory [bytes]; default :func:`available_memory_bytes`.
+    """
+    per_series = 8.0 * (n_columns + 1) * n_bins
+    kept = replicates - (1 if streaming else 0)
+    if kept <= 0:
+        return 0.0
+    needed = per_series * (kept + _FACILITY_WORK_COPIES)
+    require_memory(
+        needed, what,
+        f"Write the series to disk window by window with stream_to='facility.parquet' "
+        f"(and replicates=1; read it back with aiload.facility.read_facility), or choose a "
+        f"coarser freq or a shorter period (one series is {per_series / 2**30:.1f} GiB).",
+        available_bytes,
+    )
+    return needed
