@@ -278,6 +278,11 @@ class OutputDir:
         if real == Path.home().resolve():
             raise OutputError(f"output folder {str(path)!r} is your home folder; give a new "
                               "folder name, e.g. -o ~/aiload-out/run1.")
+        if path.exists() and not path.is_dir():
+            raise OutputError(
+                f"output folder {str(path)!r} is a file, not a folder; it is left as it is. "
+                "Give the name of a new or earlier output folder."
+            )
         for item in protect:
             item = Path(item).resolve()
             if _inside(item, real):
@@ -286,11 +291,6 @@ class OutputDir:
                     "choose an output folder elsewhere, e.g. -o aiload-out/NAME."
                 )
         check_parent(path, "output folder")
-        if path.exists() and not path.is_dir():
-            raise OutputError(
-                f"output folder {str(path)!r} is a file, not a folder; it is left as it is. "
-                "Give the name of a new or earlier output folder."
-            )
         if not path.exists():
             return
         if not os.access(path, os.W_OK | os.X_OK):
