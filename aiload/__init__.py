@@ -5,7 +5,10 @@ The public API (names are the contract, see ``docs/``):
 - :func:`read_trace` and :class:`Trace` — read measurement files (``aiload.traces``);
 - :func:`resample` — interval means at any resolution, energy conserved;
 - :mod:`aiload.profiles` — the bundled per-node profile library and scaling fits;
-- :func:`facility`, :class:`FacilitySpec`, :class:`FacilityLoad` — the facility model;
+- :func:`facility` (also the package :mod:`aiload.facility`, which is callable),
+  :func:`read_facility`, :class:`FacilityLoad` and the specifications :class:`FacilitySpec`,
+  :class:`FleetSpec`, :class:`JobStreamSpec`, :class:`InferenceSpec`, :class:`OverheadSpec` —
+  the facility model;
 - :mod:`aiload.metrics` — grid-facing figures and plots;
 - :mod:`aiload.measure` — the NVML/RAPL recorder.
 
@@ -26,8 +29,13 @@ __all__ = [
     "resample",
     "profiles",
     "facility",
-    "FacilitySpec",
+    "read_facility",
     "FacilityLoad",
+    "FacilitySpec",
+    "FleetSpec",
+    "JobStreamSpec",
+    "InferenceSpec",
+    "OverheadSpec",
     "metrics",
     "measure",
 ]
@@ -36,9 +44,16 @@ _LAZY = {
     "read_trace": ("aiload.traces", "read_trace"),
     "Trace": ("aiload.traces", "Trace"),
     "resample": ("aiload.resampling", "resample"),
-    "facility": ("aiload.facility", "facility"),
-    "FacilitySpec": ("aiload.facility", "FacilitySpec"),
+    # the package itself: it is callable (``aiload.facility(...)``) and holds its names
+    # (``aiload.facility.read_facility``) whichever was imported first
+    "facility": ("aiload.facility", None),
+    "read_facility": ("aiload.facility", "read_facility"),
     "FacilityLoad": ("aiload.facility", "FacilityLoad"),
+    "FacilitySpec": ("aiload.facility", "FacilitySpec"),
+    "FleetSpec": ("aiload.facility", "FleetSpec"),
+    "JobStreamSpec": ("aiload.facility", "JobStreamSpec"),
+    "InferenceSpec": ("aiload.facility", "InferenceSpec"),
+    "OverheadSpec": ("aiload.facility", "OverheadSpec"),
     "profiles": ("aiload.profiles", None),
     "metrics": ("aiload.metrics", None),
     "measure": ("aiload.measure", None),

@@ -10,6 +10,7 @@ cooling lead to the meter (:mod:`aiload.facility.overheads`); the result and its
 
 from __future__ import annotations
 
+import inspect
 import sys
 import types
 
@@ -54,3 +55,5 @@ class _CallableModule(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _CallableModule
+#: ``inspect.signature(aiload.facility)`` and ``help`` show the function's parameters
+__signature__ = inspect.signature(facility)
