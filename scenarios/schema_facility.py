@@ -108,6 +108,25 @@ class FleetSection(_SpecSection):
     other_it_base_kw: float = Field(
         0.0, ge=0.0, description="constant IT load besides the nodes [kW]"
     )
+    measured_at: str | None = Field(
+        None, description="where the profiles' power is measured: 'component' (GPU + CPU) or "
+        "'node-ac'; None: that of `hardware`'s bundled profiles (aiload.profiles.node_boundary)",
+    )
+    rest_of_node_w: float = Field(
+        0.0, ge=0.0, description="rest-of-node power per powered node at zero component power [W]"
+    )
+    rest_of_node_fraction: float = Field(
+        0.0, ge=0.0, lt=1.0, description="rest-of-node power per W of component power [-]"
+    )
+    psu_loss_fraction: float = Field(
+        0.0, ge=0.0, lt=1.0, description="PSU conversion: AC input per DC node power, minus 1 [-]"
+    )
+    network_w_per_node: float = Field(
+        0.0, ge=0.0, description="network switch power per installed node [W]"
+    )
+    storage_w_per_node: float = Field(
+        0.0, ge=0.0, description="storage power per installed node [W]"
+    )
 
     def to_spec(self):
         """The ``FleetSpec`` (the idle power looked up when not given)."""

@@ -91,10 +91,12 @@ def _job_capacity_nodes(spec: FacilitySpec) -> int:
     """Nodes the batch jobs may hold at once: the job pool, less what a power cap forbids."""
     fleet, capacity = spec.fleet, spec.pool_nodes
     if spec.overheads.power_cap_kw is not None:
+        # at the rack input: nodes at nameplate through the rest of node and the PSUs
+        nameplate_in_w = fleet.node_input_w(fleet.nameplate_w, 1)
         budget_w = spec.overheads.power_cap_kw * 1e3 / design_overhead_factor(spec.overheads)
-        budget_w -= sum(s.nodes for s in spec.inference) * fleet.nameplate_w
-        budget_w -= fleet.other_it_base_kw * 1e3
-        per_node = fleet.nameplate_w + fleet.other_it_w_per_busy_node
+        budget_w -= sum(s.nodes for s in spec.inference) * nameplate_in_w
+        budget_w -= fleet.fixed_it_kw * 1e3
+        per_node = nameplate_in_w + fleet.other_it_w_per_busy_node
         capacity = min(capacity, int(budget_w // per_node))
         if spec.streams and capacity < max(s.max_nodes for s in spec.streams):
             raise InputError(
@@ -164,7 +166,7 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         run_end_s = run_s + jobs.duration_s[idx_started]
         per = int(round(freq_s / fine_s))
         unserved = 0.0  # requests beyond capacity, summed window by window [requests]
-        rated_kw = fleet.nodes * fleet.nameplate_w / 1e3 + fleet.other_it_base_kw
+        rated_kw = fleet.it_rated_kw
         step = STREAM_WINDOW_BINS if windows.streaming else n_bins
         for w0 in range(0, n_bins, step):
             w1 = min(n_bins, w0 + step)
@@ -178,9 +180,9 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
             idle_w = (spec.pool_nodes - busy) * fleet.idle_w
             svc, unserved = _service_means(services, w0, w1, per, fine_s, unserved)
             replicas = svc["replicas"]
-            other_w = (busy * fleet.other_it_w_per_busy_node
-                       + replicas * fleet.other_it_w_per_busy_node)
-            it_kw = (job_w + idle_w + svc["power_w"] + other_w) / 1e3 + fleet.other_it_base_kw
+            # at the profiles' boundary (GPU + CPU for NLR profiles), then the rack input
+            profile_w = job_w + idle_w + svc["power_w"]
+            it_kw = fleet.it_kw(profile_w, busy + replicas)
             loss = losses_kw(it_kw, rated_kw, spec.overheads)
             temp = None
             if spec.overheads.cooling == "drybulb":
@@ -188,7 +190,9 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
                 stamps = start + pd.to_timedelta(t0 + edges, unit="s")
                 temp = drybulb_c(spec.overheads.weather, pd.DatetimeIndex(stamps))
             cool, econ = cooling_kw(it_kw, loss, spec.overheads, temp)
-            cols: dict[str, np.ndarray] = {
+            cols: dict[str, np.ndarray] = {} if fleet.measured_at != "component" else {
+                "component_kw": profile_w / 1e3}
+            cols |= {
                 "it_kw": it_kw, "losses_kw": loss, "cooling_kw": cool,
                 "facility_kw": it_kw + loss + cool, "busy_nodes": busy + replicas,
             }

@@ -35,6 +35,18 @@ def _idle_w(hardware: str, default_w: float) -> float:
         return default_w
 
 
+def _boundary(hardware: str, nameplate_w: float) -> dict:
+    """FleetSpec fields from the measured boundary of ``hardware``'s profiles up to the rack
+    input (rest of node, PSU conversion, network, storage; ``docs/facility.md``,
+    "Boundaries"), or none when the profile library does not know the hardware."""
+    try:
+        from aiload.profiles.boundary import node_boundary  # noqa: PLC0415
+
+        return node_boundary(hardware).fleet_fields(nameplate_w)
+    except (ImportError, LookupError, ValueError, OSError):
+        return {}
+
+
 def colocation_10mw(utilization: float = 0.6, *, nodes: int = 2840, backfill: bool = True,
                     cooling: str = "pue",
                     daily_amplitude: float = 0.2, weekly_amplitude: float = 0.2,
@@ -59,7 +71,7 @@ def colocation_10mw(utilization: float = 0.6, *, nodes: int = 2840, backfill: bo
     )
     return FacilitySpec(
         fleet=FleetSpec(nodes=nodes, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
-                        nameplate_w=3520.0),
+                        nameplate_w=3520.0, **_boundary("4xH100", 3520.0)),
         streams=(stream,), overheads=OverheadSpec(cooling=cooling), backfill=backfill,
         catalogue=catalogue, name="colocation-10mw",
     )
@@ -83,7 +95,7 @@ def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, target_load: fl
                             bursts=bursts)
     return FacilitySpec(
         fleet=FleetSpec(nodes=nodes, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
-                        nameplate_w=3520.0),
+                        nameplate_w=3520.0, **_boundary("4xH100", 3520.0)),
         inference=(service,), overheads=OverheadSpec(cooling=cooling), catalogue=catalogue,
         name="inference-1mw",
     )
@@ -115,9 +127,9 @@ def campus_100mw(utilization: float = 0.07, *, big_job_nodes: int = 8192,
     service = InferenceSpec(nodes=serving_nodes, utilization=inference_utilization,
                             model="llama3-70b", curve_hardware="4xH100", curve_nodes_per_node=2.0)
     return FacilitySpec(
-        # idle 2,400 W: the 1-node MLPerf LoRA file's readings before/after the run
+        # idle: the level the 1-node MLPerf LoRA node settles at after the run (AC input)
         fleet=FleetSpec(nodes=9800, hardware="8xH100-SXM", idle_w=_idle_w("8xH100-SXM", 2400.0),
-                        nameplate_w=10200.0),
+                        nameplate_w=10200.0, **_boundary("8xH100-SXM", 10200.0)),
         streams=(big, tuning), inference=(service,), overheads=OverheadSpec(cooling=cooling),
         catalogue=catalogue, name="campus-100mw",
     )

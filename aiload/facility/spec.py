@@ -80,6 +80,16 @@ def _arrivals(values: Any, what: str) -> tuple:
     return out
 
 
+def _measured_at(hardware: str) -> str:
+    """Where the bundled profiles of ``hardware`` are measured (``"component"`` if unknown)."""
+    from aiload.profiles.boundary import node_boundary  # noqa: PLC0415 - facility -> profiles
+
+    try:
+        return node_boundary(hardware).measured_at
+    except (InputError, OSError):
+        return "component"
+
+
 @dataclass(frozen=True)
 class FleetSpec:
     """The nodes of the facility.
@@ -93,11 +103,28 @@ class FleetSpec:
     idle_w : float
         Power of an idle (powered, unallocated) node [W].
     nameplate_w : float
-        Rated power of one node, for the UPS load fraction and the power cap [W].
+        Rated power of one node at the boundary of its profiles, for the UPS load fraction
+        and the power cap [W].
     other_it_w_per_busy_node : float
-        Network/storage power added per busy node [W].
+        IT power added per busy node, at the rack input [W].
     other_it_base_kw : float
-        Constant IT load besides the nodes (storage, management network) [kW].
+        Constant IT load besides the nodes (management network, ...), at the rack input [kW].
+    measured_at : str, optional
+        Where the profiles' power is measured: ``"component"`` (GPU + CPU, the NLR data) or
+        ``"node-ac"`` (the node's AC input, MLPerf). Only ``"component"`` fleets add the rest
+        of the node and the PSU conversion (``docs/facility.md``, "Boundaries"). Default:
+        that of the bundled profiles of ``hardware`` (:func:`aiload.profiles.node_boundary`),
+        ``"component"`` for a hardware they do not know.
+    rest_of_node_w : float
+        Memory, NICs, board: rest-of-node power per powered node at zero component power [W].
+    rest_of_node_fraction : float
+        Rest-of-node power per W of component power [-].
+    psu_loss_fraction : float
+        PSU/enclosure conversion: node AC input per DC node power, minus 1 [-].
+    network_w_per_node : float
+        Network switch power per installed node, busy or idle [W].
+    storage_w_per_node : float
+        Storage power per installed node [W].
     """
 
     nodes: int
@@ -106,12 +133,37 @@ class FleetSpec:
     nameplate_w: float = 3520.0
     other_it_w_per_busy_node: float = 0.0
     other_it_base_kw: float = 0.0
+    measured_at: str | None = None
+    rest_of_node_w: float = 0.0
+    rest_of_node_fraction: float = 0.0
+    psu_loss_fraction: float = 0.0
+    network_w_per_node: float = 0.0
+    storage_w_per_node: float = 0.0
 
     def __post_init__(self) -> None:
         _positive_int(self.nodes, "FleetSpec.nodes (node count)")
         for name, unit in (("idle_w", "W"), ("nameplate_w", "W"),
-                           ("other_it_w_per_busy_node", "W"), ("other_it_base_kw", "kW")):
+                           ("other_it_w_per_busy_node", "W"), ("other_it_base_kw", "kW"),
+                           ("rest_of_node_w", "W"), ("network_w_per_node", "W"),
+                           ("storage_w_per_node", "W")):
             check_number(getattr(self, name), f"FleetSpec.{name}", ge=0.0, unit=unit)
+        for name in ("rest_of_node_fraction", "psu_loss_fraction"):
+            check_number(getattr(self, name), f"FleetSpec.{name}", ge=0.0, lt=1.0, unit="-")
+        if self.measured_at is None:
+            object.__setattr__(self, "measured_at", _measured_at(self.hardware))
+        if self.measured_at not in ("component", "node-ac"):
+            raise InputError(
+                f"FleetSpec.measured_at: expected 'component' or 'node-ac', got "
+                f"{self.measured_at!r}.{suggest(self.measured_at, ['component', 'node-ac'])}"
+            )
+        added = {n: getattr(self, n) for n in ("rest_of_node_w", "rest_of_node_fraction",
+                                                "psu_loss_fraction") if getattr(self, n)}
+        if self.measured_at == "node-ac" and added:
+            raise InputError(
+                f"FleetSpec: measured_at='node-ac' profiles already hold the rest of the node and "
+                f"the PSU losses, got {added}; set them to 0 (or measured_at='component' for "
+                "GPU + CPU profiles) so nothing is counted twice."
+            )
         check_number(self.nameplate_w, "FleetSpec.nameplate_w", gt=0.0, unit="W")
         if self.idle_w > self.nameplate_w:
             raise InputError(
@@ -119,6 +171,34 @@ class FleetSpec:
                 f"nameplate_w = {self.nameplate_w:g} W; expected idle_w <= nameplate_w. Check the "
                 "units (W per node, not per GPU or per rack) or raise nameplate_w."
             )
+
+    @property
+    def fixed_it_kw(self) -> float:
+        """IT power at the rack input that no node's state changes: network, storage and
+        ``other_it_base_kw`` [kW]."""
+        return self.nodes * (self.network_w_per_node + self.storage_w_per_node) / 1e3 \
+            + self.other_it_base_kw
+
+    def node_input_w(self, profile_w, powered_nodes):
+        """AC input power of ``powered_nodes`` nodes drawing ``profile_w`` at the profiles'
+        boundary [W] (array or float): for ``"component"`` fleets
+        ``(P·(1 + rest_of_node_fraction) + n·rest_of_node_w)·(1 + psu_loss_fraction)``,
+        else ``profile_w`` itself."""
+        if self.measured_at == "node-ac":
+            return profile_w
+        return ((profile_w * (1.0 + self.rest_of_node_fraction)
+                 + powered_nodes * self.rest_of_node_w) * (1.0 + self.psu_loss_fraction))
+
+    def it_kw(self, profile_w, busy_nodes):
+        """IT power at the rack input [kW] of the whole fleet, from its power at the profiles'
+        boundary ``profile_w`` [W] (every node powered) and its busy nodes [-]."""
+        node_w = self.node_input_w(profile_w, self.nodes)
+        return (node_w + busy_nodes * self.other_it_w_per_busy_node) / 1e3 + self.fixed_it_kw
+
+    @property
+    def it_rated_kw(self) -> float:
+        """Rated IT power at the rack input: every node at its nameplate [kW]."""
+        return self.nodes * self.node_input_w(self.nameplate_w, 1) / 1e3 + self.fixed_it_kw
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from aiload.errors import InputError
+from aiload.profiles import _node_power
 from aiload.traces import combine, read_trace
 
 __all__ = ["MLPERF_TRAINING_RUNS", "H200_RUNS", "build_measured", "write_profiles"]
@@ -110,14 +111,18 @@ def _mlperf_training(data: Path) -> tuple[list[dict], list[dict], dict]:
             points.append(dict(model=model, hardware="8xH100-SXM", nodes=nodes, quantity=quantity,
                                value=value, source=f"computed from {src} (run_start->run_stop)"))
         if nodes == 1:
-            # the 1-node log runs ~1 min past run_stop: the node's level once the job has ended
-            after = total[total.index >= stop + pd.Timedelta(seconds=10)]
+            # the 1-node log runs ~1 min past run_stop: the node steps down from ~2.95 kW (job
+            # processes still holding the GPUs) and settles ~40 s after run_stop
+            after = total[total.index >= stop]
+            level_w, count = _node_power.settled_level(after)
             idle["8xH100-SXM"] = dict(
-                power_w=float(after.median()), series=after.to_numpy(np.float64), step_s=_STEP_TRAIN_S,
+                power_w=level_w, series=after.to_numpy(np.float64)[-count:], step_s=_STEP_TRAIN_S,
                 source=src, citation=_MLPERF_TRAIN_CITE, license="Apache-2.0",
                 boundary="AC input power of the node",
-                notes="Median of the 2 s interval means from run_stop + 10 s to the end of the log "
-                      "(the node after the job, not a dedicated idle measurement).")
+                notes=(f"Median of the last {count} interval means of 2 s of the log, after its last "
+                       "step down of more than 100 W past run_stop: the level the node settles at "
+                       "once the job has ended (not a dedicated idle measurement). The former 2,737 W "
+                       "was the median from run_stop + 10 s, mostly before the node settled."))
     return profiles, points, idle
 
 
@@ -148,18 +153,24 @@ def _h200(data: Path) -> tuple[list[dict], dict]:
 
 
 def _wattameter_idle(data: Path) -> dict:
-    folder = data / "wattameter-example-logs"
-    trace = read_trace([folder / "nvml_wattameter.log", folder / "rapl_wattameter.log"])
-    total = trace.total_w().to_numpy(np.float64)
-    # the GPUs stay idle for the first ~9 s of the 14 s log, then step to full load
-    first = total[:60]
+    idle = _node_power.wattameter_idle(data)
+    implied = _node_power.facility_implied_idle(data)
+    solves = [v[c]["idle_w"] for v in implied.values() for c in ("util_mean", "avg_utilization")]
     return {"4xH100": dict(
-        power_w=float(np.median(first)), series=first, step_s=0.1, source=(
+        power_w=idle["power_w"], series=idle["series"], step_s=idle["step_s"], source=(
             "WattAMeter examples/post-process/{nvml,rapl}_wattameter.log (NatLabRockies/WattAMeter)"),
         citation=_WATT_CITE, license="BSD-3-Clause",
         boundary="GPU (NVML, 4 GPUs) + CPU (RAPL packages) components",
-        notes="Median of the first 6 s (60 intervals of 0.1 s) of the idle->load example log of one "
-              "NLR Kestrel node, NVML and RAPL files combined by aiload.read_trace.")}
+        notes=(f"GPU sum {idle['gpu_idle_w']:.1f} W (median of its first {idle['gpu_idle_window_s']:.1f} s, "
+               f"all four GPUs idle) + CPU sum {idle['cpu_idle_w']:.1f} W (mean of its first "
+               f"{idle['cpu_idle_window_s']:.1f} s, before the job's processes raise it to ~220 W) of "
+               "the idle->load example log of one NLR Kestrel node. The former 521 W was the median "
+               "of the first 6 s: GPUs idle but CPUs already busy. The NLR facility statistics "
+               f"imply {min(solves):.0f}-{max(solves):.0f} W (two solves per facility, see "
+               "facility_implied); the measurement is used."),
+        gpu_idle_w=idle["gpu_idle_w"], cpu_idle_w=idle["cpu_idle_w"],
+        gpu_idle_window_s=idle["gpu_idle_window_s"], cpu_idle_window_s=idle["cpu_idle_window_s"],
+        former_w=idle["old_figure_w"], facility_implied=implied)}
 
 
 def build_measured(data: Path) -> tuple[list[dict], pd.DataFrame, dict]:

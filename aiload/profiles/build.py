@@ -10,7 +10,9 @@ Run ``python -m aiload.profiles.build --data ../shared/data``. It writes, into
   MLPerf Training v4.0 SMC runs, computed from their power logs (Apache-2.0);
 - ``measured_profiles.parquet`` + ``measured_profiles.json`` — the measured per-node
   profiles (MLPerf 8xH100 training, MLPerf 8xH200 inference, idle levels);
-- ``idle.json`` — the per-node idle power of each hardware.
+- ``idle.json`` — the per-node idle power of each hardware, with its derivation;
+- ``node_boundary.json`` — per hardware, where its profiles are measured and the layers up
+  to the rack input (rest of node, PSU conversion, network, storage), with their sources.
 
 ``cited_training_points.csv`` is written by hand (the numbers are cited, not read from files).
 Every file is written to a temporary name and renamed, so a failed build leaves the old one.
@@ -27,7 +29,7 @@ from pathlib import Path
 import pandas as pd
 
 from aiload.errors import InputError
-from aiload.profiles import _measured
+from aiload.profiles import _measured, _node_power
 from aiload.traces import read_nlr_metadata
 
 __all__ = ["build", "build_nlr_tables", "main"]
@@ -122,6 +124,9 @@ def build(data: Path, out: Path | None = None) -> Path:
     _measured.write_profiles(profiles, out, _write_atomic)
     _write_atomic(out / "idle.json",
                   lambda tmp: tmp.write_text(json.dumps(idle, indent=1, sort_keys=True)))
+    boundary = _node_power.node_boundaries(data)
+    _write_atomic(out / "node_boundary.json",
+                  lambda tmp: tmp.write_text(json.dumps(boundary, indent=1, sort_keys=True)))
     return out
 
 
