@@ -135,6 +135,10 @@ class Battery:
         Upper bound on the energy capacity E_b [kWh]; 0 forbids storage.
     max_power_kw : float
         Upper bound on the power capacity P_b [kW].
+    max_c_rate_per_h : float
+        rho, the largest power per unit of energy capacity, P_b <= rho * E_b (eq. 20)
+        [1/h] (e.g. 4 for a battery of at least 15 minutes); default inf: no link beyond
+        eq. 22 (zero energy, zero power).
     """
 
     charge_efficiency: float = 0.95
@@ -142,6 +146,7 @@ class Battery:
     min_soc_fraction: float = 0.0
     max_energy_kwh: float = math.inf
     max_power_kw: float = math.inf
+    max_c_rate_per_h: float = math.inf
 
     def __post_init__(self) -> None:
         for name in ("charge_efficiency", "discharge_efficiency"):
@@ -159,6 +164,10 @@ class Battery:
         _check_non_negative(
             self, ("max_energy_kwh", "max_power_kw"), "Use 0 to forbid storage, inf for no cap.",
             allow_inf=True,
+        )
+        _check_non_negative(
+            self, ("max_c_rate_per_h",), "Give the C-rate in 1/h (4 = a 15-minute battery), "
+            "inf for no link.", allow_inf=True,
         )
 
     @property

@@ -32,6 +32,8 @@ __all__ = [
     "add_pv",
     "add_battery",
     "add_generator",
+    "add_dump_load",
+    "no_storage",
     "add_grid",
     "add_balance",
     "add_demand_charge",
@@ -63,6 +65,15 @@ class ModelInputs:
         Step length [h].
     annual_factor : float
         8760 / (T * dt_h): scales horizon sums to a year (eq. 19) [-].
+    dump_load_max_kw : float
+        W̄, the largest power the dump load may burn (eq. 21) [kW]; 0: no dump load.
+    dump_usd_per_kwh : float
+        Price of dumped energy [USD/kWh]; 0 for a user's dump load, high in the
+        infeasibility diagnosis.
+    cycling_penalty_usd_per_kwh : float
+        epsilon, a tie-break price on charge and discharge (eq. 23) [USD/kWh]; 0 except in
+        the re-solve of :func:`microgrid.size` that decides whether simultaneous charge and
+        discharge is needed. Not part of the reported cost.
     """
 
     load_kw: np.ndarray
@@ -85,6 +96,9 @@ class ModelInputs:
     carbon_price_usd_per_t: float
     carbon_cap_t_per_year: float | None
     unserved_usd_per_kwh: float | None = None
+    dump_load_max_kw: float = 0.0
+    dump_usd_per_kwh: float = 0.0
+    cycling_penalty_usd_per_kwh: float = 0.0
 
 
 def kw_per_pu(d: ModelInputs) -> float:
@@ -107,14 +121,24 @@ def _values(var: pyo.Var) -> list:
     return list(var.values())
 
 
+def no_storage(d: ModelInputs) -> bool:
+    """True when the battery's energy or power cap is 0 or its C-rate is 0 (eq. 22)."""
+    b = d.battery
+    return b.max_energy_kwh == 0 or b.max_power_kw == 0 or b.max_c_rate_per_h == 0
+
+
 def add_sizes(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """Size decisions P_pv, E_b, P_b, P_g and, when priced, the import limit M (eq. 18) [pu]."""
+    """Size decisions P_pv, E_b, P_b, P_g and, when priced, the import limit M (eq. 18) [pu].
+
+    A battery with no energy (or no power) is no battery: both sizes are fixed at 0 (eq. 22).
+    """
     m.pv_size_pu = pyo.Var(domain=pyo.NonNegativeReals, bounds=(0, _pu(m, d.max_pv_kwp)))
+    none = no_storage(d)
     m.battery_energy_puh = pyo.Var(
-        domain=pyo.NonNegativeReals, bounds=(0, _pu(m, d.battery.max_energy_kwh))
+        domain=pyo.NonNegativeReals, bounds=(0, 0.0 if none else _pu(m, d.battery.max_energy_kwh))
     )
     m.battery_power_pu = pyo.Var(
-        domain=pyo.NonNegativeReals, bounds=(0, _pu(m, d.battery.max_power_kw))
+        domain=pyo.NonNegativeReals, bounds=(0, 0.0 if none else _pu(m, d.battery.max_power_kw))
     )
     m.generator_size_pu = pyo.Var(
         domain=pyo.NonNegativeReals, bounds=(0, _pu(m, d.generator.max_power_kw))
@@ -137,7 +161,8 @@ def add_pv(m: pyo.ConcreteModel, d: ModelInputs) -> None:
 
 
 def add_battery(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """Charge/discharge limits (eqs. 5-6), SOC bounds (eq. 7) and cyclic dynamics (eq. 8).
+    """Charge/discharge limits (eqs. 5-6), SOC bounds (eq. 7), cyclic dynamics (eq. 8),
+    the C-rate link (eq. 20) and no flow at all without storage (eq. 22).
 
     ``soc_puh[t]`` is the state of charge at the END of step t [pu·h]; step 0 starts from
     the end of step T-1, which makes s_0 = s_T.
@@ -145,8 +170,9 @@ def add_battery(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     gain = d.battery.charge_efficiency * d.dt_h
     loss = d.dt_h / d.battery.discharge_efficiency
     sigma = d.battery.min_soc_fraction
-    m.charge_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals)
-    m.discharge_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals)
+    flow_bounds = (0, 0) if no_storage(d) else (0, None)
+    m.charge_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals, bounds=flow_bounds)
+    m.discharge_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals, bounds=flow_bounds)
     m.soc_puh = pyo.Var(m.T, domain=pyo.NonNegativeReals)
     c, dis, s = _values(m.charge_pu), _values(m.discharge_pu), _values(m.soc_puh)
     p_b, e_b = m.battery_power_pu, m.battery_energy_puh
@@ -159,6 +185,17 @@ def add_battery(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     m.soc_dynamics = pyo.Constraint(
         m.T, rule=lambda m, t: s[t] - s[t - 1] - gain * c[t] + loss * dis[t] == 0
     )
+    rho = d.battery.max_c_rate_per_h
+    if math.isfinite(rho) and rho > 0:
+        m.battery_c_rate = pyo.Constraint(expr=p_b - rho * e_b <= 0)
+
+
+def add_dump_load(m: pyo.ConcreteModel, d: ModelInputs) -> None:
+    """A dump load (load bank) burning 0 <= w_t <= W̄ (eq. 21) [pu]; only when W̄ > 0."""
+    if not d.dump_load_max_kw > 0:
+        return
+    m.dump_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals,
+                        bounds=(0, _pu(m, d.dump_load_max_kw)))
 
 
 def add_generator(m: pyo.ConcreteModel, d: ModelInputs) -> None:
@@ -202,7 +239,7 @@ def add_grid(m: pyo.ConcreteModel, d: ModelInputs) -> None:
 
 
 def add_balance(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """Power balance pv + d + m + g (+ unserved) = L + c + x in every step (eq. 4) [pu]."""
+    """Power balance pv + d + m + g (+ unserved) = L + c + x (+ w) in every step (eqs. 4, 21)."""
     load = (d.load_kw / m.kw_per_pu).tolist()
     flows = [
         _values(m.pv_pu), _values(m.discharge_pu), _values(m.import_pu),
@@ -212,9 +249,12 @@ def add_balance(m: pyo.ConcreteModel, d: ModelInputs) -> None:
         m.unserved_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals)
         flows.append(_values(m.unserved_pu))
     supply = list(zip(*flows))
-    c, x = _values(m.charge_pu), _values(m.export_pu)
+    sinks = [_values(m.charge_pu), _values(m.export_pu)]
+    if hasattr(m, "dump_pu"):
+        sinks.append(_values(m.dump_pu))
+    demand = list(zip(*sinks))
     m.balance = pyo.Constraint(
-        m.T, rule=lambda m, t: sum(supply[t]) - c[t] - x[t] == load[t]
+        m.T, rule=lambda m, t: sum(supply[t]) - sum(demand[t]) == load[t]
     )
 
 
@@ -299,14 +339,20 @@ def add_objective(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     }
     if d.unserved_usd_per_kwh is not None:
         terms["unserved"] = f * d.unserved_usd_per_kwh * pyo.quicksum(_values(m.unserved_pu))
+    if hasattr(m, "dump_pu") and d.dump_usd_per_kwh > 0:
+        terms["dump_load"] = f * d.dump_usd_per_kwh * pyo.quicksum(_values(m.dump_pu))
     m.cost_terms_pu = pyo.Expression(list(terms), initialize=terms)
-    m.total_cost_pu = pyo.Objective(
-        expr=sum(m.cost_terms_pu[k] for k in terms), sense=pyo.minimize
-    )
+    total = sum(m.cost_terms_pu[k] for k in terms)
+    if d.cycling_penalty_usd_per_kwh > 0:
+        # eq. 23: a tie-break, kept out of the reported cost terms and total
+        m.cycling_penalty_pu = pyo.Expression(expr=f * d.cycling_penalty_usd_per_kwh * (
+            pyo.quicksum(_values(m.charge_pu)) + pyo.quicksum(_values(m.discharge_pu))))
+        total = total + m.cycling_penalty_pu
+    m.total_cost_pu = pyo.Objective(expr=total, sense=pyo.minimize)
 
 
 def build_model(d: ModelInputs) -> pyo.ConcreteModel:
-    """Assemble the whole model (eqs. 1-19) from the ``add_*`` blocks, in pu of ``kw_per_pu``."""
+    """Assemble the whole model (eqs. 1-23) from the ``add_*`` blocks, in pu of ``kw_per_pu``."""
     m = pyo.ConcreteModel(name="microgrid_sizing")
     m.kw_per_pu = kw_per_pu(d)
     m.T = pyo.RangeSet(0, len(d.load_kw) - 1)
@@ -322,6 +368,7 @@ def _add_blocks(m: pyo.ConcreteModel, d: ModelInputs) -> None:
         add_pv,
         add_battery,
         add_generator,
+        add_dump_load,
         add_grid,
         add_balance,
         add_demand_charge,
@@ -351,4 +398,6 @@ def cost_terms_usd(m: pyo.ConcreteModel) -> dict[str, float]:
     """The annual cost by term, and ``"total"``, of a solved model [USD/year]."""
     terms = {k: value_unscaled(m, m.cost_terms_pu[k]) for k in m.cost_terms_pu}
     terms["total"] = value_unscaled(m, m.total_cost_pu)
+    if hasattr(m, "cycling_penalty_pu"):
+        terms["total"] -= value_unscaled(m, m.cycling_penalty_pu)
     return terms

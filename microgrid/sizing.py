@@ -25,15 +25,19 @@ from microgrid.model import (
     ModelInputs,
     build_model,
     cost_terms_usd,
+    kw_per_pu,
     solution_unscaled,
     value_unscaled,
 )
+from microgrid.complementarity import burned_kw, untangle
 from microgrid.pv import check_availability
 from microgrid.solve import SizingInfeasibleError, check_highs_options, solve_model
 
 __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
 
 _DIAGNOSTIC_USD_PER_KWH = 1000.0
+#: the tie-break price on charge and discharge (eq. 23) as a share of the highest energy price
+_CYCLING_PENALTY_FRACTION = 1e-4
 
 
 class SolverStoppedError(AiloadError):
@@ -61,13 +65,17 @@ class Sizing:
     dispatch : pandas.DataFrame
         On the load's index, interval means [kW]: ``load_kw, pv_kw, pv_curtailed_kw,
         battery_charge_kw, battery_discharge_kw, generator_kw, grid_import_kw,
-        grid_export_kw``; ``battery_soc_kwh`` is the state of charge at each label [kWh].
+        grid_export_kw, dump_load_kw``; ``battery_soc_kwh`` is the state of charge at each
+        label [kWh]. No step both charges and discharges unless allowed (eq. 24).
     status : str
         Solver status (``"optimal"`` or ``"time_limit"``).
     mip_gap : float
         Relative optimality gap [-].
     build_time_s, solve_time_s : float
         Wall-clock times of model building and of the HiGHS call [s].
+    burned_by_cycling_kwh : float
+        Energy burned by simultaneous charge and discharge over the horizon [kWh]; 0 unless
+        ``allow_simultaneous_charge_discharge=True``.
     """
 
     pv_kwp: float
@@ -85,6 +93,7 @@ class Sizing:
     mip_gap: float
     build_time_s: float
     solve_time_s: float
+    burned_by_cycling_kwh: float = 0.0
 
     def summary(self) -> dict[str, Any]:
         """Scalar results as a JSON-ready dict (units in the keys)."""
@@ -176,6 +185,7 @@ def prepare_inputs(
     outages: Any = None,
     carbon: Carbon | None = None,
     ramp_limit_kw_per_h: float | None = None,
+    max_dump_load_kw: float = 0.0,
 ) -> tuple[ModelInputs, pd.DatetimeIndex]:
     """Validate the inputs of :func:`size` and turn them into :class:`ModelInputs`."""
     load = _as_load(load_kw)
@@ -209,6 +219,12 @@ def prepare_inputs(
             continue
         if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
             raise InputError(f"size: {name} must be a number >= 0 [kW], got {value!r}.")
+    if (isinstance(max_dump_load_kw, bool) or not isinstance(max_dump_load_kw, (int, float))
+            or math.isnan(max_dump_load_kw) or max_dump_load_kw < 0):
+        raise InputError(
+            f"size: max_dump_load_kw must be a number >= 0 [kW] (0: no dump load, inf: no "
+            f"cap), got {max_dump_load_kw!r}."
+        )
     if carbon is not None and not isinstance(carbon, Carbon):
         raise InputError(f"size: carbon must be a microgrid.Carbon or None, got {carbon!r}.")
     month, month_weight = _months(index)
@@ -235,6 +251,7 @@ def prepare_inputs(
         ramp_limit_kw_per_h=ramp_limit_kw_per_h,
         carbon_price_usd_per_t=carbon.price_usd_per_t if carbon else 0.0,
         carbon_cap_t_per_year=carbon.cap_t_per_year if carbon else None,
+        dump_load_max_kw=float(max_dump_load_kw),
     )
     return data, index
 
@@ -247,6 +264,7 @@ def _limits_text(d: ModelInputs) -> str:
         f"battery.max_energy_kwh={d.battery.max_energy_kwh:g}",
         f"battery.max_power_kw={d.battery.max_power_kw:g}",
         f"max_pv_kwp={d.max_pv_kwp:g}",
+        f"max_dump_load_kw={d.dump_load_max_kw:g}",
     ]
     if d.outage.any():
         parts.append(f"{int(d.outage.sum())} outage step(s)")
@@ -258,15 +276,34 @@ def _limits_text(d: ModelInputs) -> str:
 
 
 def _explain_infeasible(d: ModelInputs, index: pd.DatetimeIndex) -> SizingInfeasibleError:
-    relaxed = build_model(
-        ModelInputs(**{**d.__dict__, "unserved_usd_per_kwh": _DIAGNOSTIC_USD_PER_KWH})
-    )
-    res = solve_model(relaxed, time_limit_s=60)
+    # first: is it only supply the limits force but nothing takes (a priced dump load)?
     head = f"size: no sizing can serve load_kw under the given limits ({_limits_text(d)})."
-    if not res.has_solution:
-        return SizingInfeasibleError(head + " Relax one of these limits.")
-    unserved = solution_unscaled(relaxed, relaxed.unserved_pu)
-    short = np.flatnonzero(unserved > 1e-6 * max(1.0, float(d.load_kw.max())))
+    tol = 1e-6 * max(1.0, float(d.load_kw.max()))
+    dumping = {"dump_load_max_kw": math.inf, "dump_usd_per_kwh": _DIAGNOSTIC_USD_PER_KWH}
+    relaxed = build_model(ModelInputs(**{**d.__dict__, **dumping}))
+    res = solve_model(relaxed, time_limit_s=60)
+    short = np.zeros(0, dtype=int)
+    if not res.has_solution:  # then with priced unserved energy too
+        relaxed = build_model(ModelInputs(**{
+            **d.__dict__, **dumping, "unserved_usd_per_kwh": _DIAGNOSTIC_USD_PER_KWH}))
+        res = solve_model(relaxed, time_limit_s=60)
+        if not res.has_solution:
+            return SizingInfeasibleError(head + " Relax one of these limits.")
+        unserved = solution_unscaled(relaxed, relaxed.unserved_pu)
+        short = np.flatnonzero(unserved > tol)
+    excess = np.maximum(solution_unscaled(relaxed, relaxed.dump_pu) - d.dump_load_max_kw, 0.0)
+    over = np.flatnonzero(excess > tol)
+    if short.size == 0 and over.size:
+        worst = int(over[np.argmax(excess[over])])
+        return SizingInfeasibleError(
+            f"{head} The limits force more supply than the load takes in {over.size} of "
+            f"{len(index)} steps (first at {index[over[0]]}; worst {excess[worst]:.6g} kW at "
+            f"{index[worst]}; {float(excess.sum() * d.dt_h):.6g} kWh in all), e.g. import "
+            "that may not fall as fast as the load (ramp limit) or a generator's minimum "
+            "load. Allow a dump load (max_dump_load_kw >= "
+            f"{math.ceil(float(excess.max())):d}), export (export_limit_kw), storage, or relax "
+            "the ramp limit / generator.min_load_fraction."
+        )
     if short.size == 0:
         return SizingInfeasibleError(head + " Relax one of these limits.")
     energy_kwh = float(unserved.sum() * d.dt_h)
@@ -294,6 +331,8 @@ def size(
     outages: pd.Series | Sequence[tuple[Any, Any]] | None = None,
     carbon: Carbon | None = None,
     ramp_limit_kw_per_h: float | None = None,
+    max_dump_load_kw: float = 0.0,
+    allow_simultaneous_charge_discharge: bool = False,
     time_limit_s: float | None = None,
     mip_gap: float = 1e-4,
     highs_options: Mapping[str, Any] | None = None,
@@ -329,6 +368,16 @@ def size(
     highs_options : Mapping, optional
         Extra HiGHS options (e.g. ``{"solver": "ipm"}``, or ``{"simplex_strategy": 4}``
         for primal simplex).
+    max_dump_load_kw : float
+        W̄, the largest power a dump load (load bank) may burn [kW] (eq. 21); 0 (default):
+        none, inf: no cap. It costs nothing per kWh (the energy was already paid for);
+        it is how the model sheds supply that an import ramp limit or a generator's
+        minimum load forces, reported as ``dispatch["dump_load_kw"]``.
+    allow_simultaneous_charge_discharge : bool
+        False (default): no step of the dispatch charges and discharges the battery at
+        once (eq. 24); where the least-cost dispatch needs it to burn energy, ``size``
+        raises and says how much. True accepts the battery as a dump load; the energy it
+        burns is ``Sizing.burned_by_cycling_kwh``.
 
     Returns
     -------
@@ -339,7 +388,8 @@ def size(
     aiload.errors.InputError
         Bad input, before the model is built.
     SizingInfeasibleError
-        No sizing meets the load under the limits (the message names them).
+        No sizing meets the load under the limits (the message names them), or only one
+        that burns energy by charging and discharging at once (when not allowed).
     SolverStoppedError
         HiGHS stopped without a usable solution.
 
@@ -354,6 +404,11 @@ def size(
     438000
     """
     highs_options = check_highs_options(highs_options)  # before any work: nothing reaches files
+    if not isinstance(allow_simultaneous_charge_discharge, bool):
+        raise InputError(
+            "size: allow_simultaneous_charge_discharge must be True or False, got "
+            f"{allow_simultaneous_charge_discharge!r}."
+        )
     data, index = prepare_inputs(
         load_kw,
         pv_availability=pv_availability,
@@ -366,11 +421,47 @@ def size(
         outages=outages,
         carbon=carbon,
         ramp_limit_kw_per_h=ramp_limit_kw_per_h,
+        max_dump_load_kw=max_dump_load_kw,
     )
+    solve = {"time_limit_s": time_limit_s, "mip_gap": mip_gap, "highs_options": highs_options}
+    result, cycling = _size(data, index, solve, export_limit_kw)
+    if cycling.any() and not allow_simultaneous_charge_discharge:
+        # ties the exact fix-up could not undo, or cycling the optimum needs: a tie-break
+        # price on charge and discharge (eq. 23) tells them apart
+        eps = _CYCLING_PENALTY_FRACTION * max(float(data.import_usd_per_kwh.max()),
+                                              data.costs.fuel_usd_per_kwh, 0.01)
+        penalised = ModelInputs(**{**data.__dict__, "cycling_penalty_usd_per_kwh": eps})
+        result, cycling = _size(penalised, index, solve, export_limit_kw)
+        if cycling.any():
+            raise _cycling_error(result, data, index, cycling)
+    return result
+
+
+def _cycling_error(result: Sizing, d: ModelInputs, index: pd.DatetimeIndex,
+                   cycling: np.ndarray) -> SizingInfeasibleError:
+    burned = burned_kw(result.dispatch, d.battery.round_trip_efficiency)
+    steps = np.flatnonzero(cycling)
+    worst = int(steps[np.argmax(burned[steps])])
+    needed = float((result.dispatch["dump_load_kw"].to_numpy() + burned)[steps].max())
+    return SizingInfeasibleError(
+        f"size: the least-cost dispatch burns {float(burned[steps].sum() * d.dt_h):.6g} kWh by "
+        f"charging and discharging the battery at once in {steps.size} of {len(index)} steps "
+        f"(first at {index[steps[0]]}; worst {burned[worst]:.6g} kW at {index[worst]}): the "
+        f"limits ({_limits_text(d)}) force more supply than the load, PV curtailment and "
+        "storage can take. Allow a dump load (max_dump_load_kw >= "
+        f"{math.ceil(needed):d}), export (export_limit_kw), or relax the ramp "
+        "limit / generator.min_load_fraction; or accept the battery as a dump with "
+        "allow_simultaneous_charge_discharge=True."
+    )
+
+
+def _size(data: ModelInputs, index: pd.DatetimeIndex, solve: dict,
+          export_limit_kw: float) -> tuple[Sizing, np.ndarray]:
+    """Build, solve and read back one model; the steps still cycling after :func:`untangle`."""
     start = time.perf_counter()
     m = build_model(data)
     build_time_s = time.perf_counter() - start
-    res = solve_model(m, time_limit_s=time_limit_s, mip_gap=mip_gap, highs_options=highs_options)
+    res = solve_model(m, **solve)
     if res.status in ("infeasible", "infeasible_or_unbounded"):
         raise _explain_infeasible(data, index)
     if res.status == "unbounded":
@@ -388,7 +479,7 @@ def size(
     return _result(m, data, index, res, build_time_s)
 
 
-def _result(m, d: ModelInputs, index, res, build_time_s: float) -> Sizing:
+def _result(m, d: ModelInputs, index, res, build_time_s: float) -> tuple[Sizing, np.ndarray]:
     pv_kwp = value_unscaled(m, m.pv_size_pu)
     soc_end = solution_unscaled(m, m.soc_puh)
     pv_used = solution_unscaled(m, m.pv_pu)
@@ -403,9 +494,14 @@ def _result(m, d: ModelInputs, index, res, build_time_s: float) -> Sizing:
             "generator_kw": solution_unscaled(m, m.generator_out_pu),
             "grid_import_kw": solution_unscaled(m, m.import_pu),
             "grid_export_kw": solution_unscaled(m, m.export_pu),
+            "dump_load_kw": (solution_unscaled(m, m.dump_pu) if hasattr(m, "dump_pu")
+                             else np.zeros(len(index))),
         },
         index=index,
     )
+    # eq. 24: no simultaneous charge and discharge, by the exact, cost-neutral fix-up
+    eta = d.battery.round_trip_efficiency
+    dispatch, cycling = untangle(dispatch, eta, d.dump_load_max_kw, 1e-6 * kw_per_pu(d))
     terms = cost_terms_usd(m)
     total = terms.pop("total")
     served_mwh = float(d.load_kw.sum() * d.dt_h * d.annual_factor / 1000.0)
@@ -429,4 +525,5 @@ def _result(m, d: ModelInputs, index, res, build_time_s: float) -> Sizing:
         mip_gap=0.0 if not math.isfinite(res.mip_gap) else res.mip_gap,
         build_time_s=build_time_s,
         solve_time_s=res.solve_time_s,
-    )
+        burned_by_cycling_kwh=float(burned_kw(dispatch, eta)[cycling].sum() * d.dt_h),
+    ), cycling
