@@ -12,6 +12,7 @@ import html
 import io
 import json
 import re
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from scenarios.jsonsafe import jsonable
 
 __all__ = ["render", "render_sweep", "figure_data_uri", "markdown_to_html", "CREDITS_PATH"]
 
-#: the data credits the integrator maintains; shown in every report's provenance
-CREDITS_PATH = Path(__file__).resolve().parents[1] / "docs" / "credits.md"
+#: the data credits, shown in every report's provenance: package data, a copy of
+#: docs/credits.md kept identical by tests/scenarios/test_credits_packaged.py
+CREDITS_PATH = Path(str(resources.files("scenarios") / "data" / "credits.md"))
 
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:0;color:#1f2933;
