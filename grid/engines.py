@@ -35,6 +35,7 @@ import numpy as np
 import pandapower as pp
 from scipy import sparse
 
+from aiload._notice import slow_without
 from aiload.errors import InputError
 
 __all__ = ["Model", "prepare", "without_branches", "injections", "solve_newton", "solve_runpp",
@@ -100,7 +101,9 @@ def _fast_reason(net: pp.pandapowerNet) -> str | None:
     try:
         import lightsim2grid  # noqa: F401
     except ImportError:
-        return "lightsim2grid is not installed (pip install 'aiload[fast]')"
+        slow_without("lightsim2grid", "grid studies solve every step with pandapower.runpp "
+                     "(same results, up to ~400x slower)")
+        return "lightsim2grid is not installed (pip install lightsim2grid)"
     loads = net.load[net.load.in_service]
     dep = [c for c in loads.columns if c.startswith("const_") and c.endswith("_percent")]
     if dep and (loads[dep].fillna(0.0).to_numpy() != 0).any():
