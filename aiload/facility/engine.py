@@ -49,7 +49,7 @@ class Schedule:
 def schedule_jobs(
     arrival_s: np.ndarray, nodes: np.ndarray, duration_s: np.ndarray, capacity_nodes: int,
     horizon_s: float, *, backfill: bool = True, checkpoints_s: Sequence[float] = (),
-    on_checkpoint: Callable[[float, list], None] | None = None,
+    on_checkpoint: Callable[[float, list], None] | None = None, origin_s: float = 0.0,
 ) -> Schedule:
     """FIFO scheduling of jobs on ``capacity_nodes`` nodes, with optional EASY backfilling.
 
@@ -71,6 +71,10 @@ def schedule_jobs(
         read it, do not keep or change it). Every job that starts before ``t`` is in it. The
         calls change nothing in the schedule (the facility model uses them to sum power
         behind the clock).
+    origin_s : float
+        Time at which the simulation starts [s], <= the first arrival; negative for a
+        burn-in before the output (times keep the output's origin, so jobs started in the
+        burn-in have negative ``start_s``).
 
     Notes
     -----
@@ -83,8 +87,11 @@ def schedule_jobs(
     if on_checkpoint is not None and not callable(on_checkpoint):
         raise TypeError(f"on_checkpoint: expected a function (time_s, starts), got "
                         f"{type(on_checkpoint).__name__}.")
-    env = simpy.Environment()
+    env = simpy.Environment(initial_time=float(origin_s))
     n_jobs = len(arrival_s)
+    if n_jobs and arrival_s[0] < origin_s:
+        raise ValueError(f"schedule_jobs: the first arrival ({arrival_s[0]} s) is before "
+                         f"origin_s = {origin_s} s; start the simulation at or before it.")
     starts = [np.inf] * n_jobs  # a list: item assignment is cheaper than on an ndarray
     arr = arrival_s.tolist()
     size = nodes.tolist()
@@ -214,11 +221,11 @@ def schedule_jobs(
             timeout(arr[job] - now, job).callbacks.append(on_arrival)
 
     if n_jobs:
-        timeout(arr[0], 0).callbacks.append(on_arrival)
+        timeout(arr[0] - env.now, 0).callbacks.append(on_arrival)
     if on_checkpoint is not None:
         for at_s in checkpoints_s:
             if 0.0 <= at_s < horizon_s:
-                timeout(at_s, at_s).callbacks.append(
+                timeout(at_s - env.now, at_s).callbacks.append(
                     lambda event: on_checkpoint(event.value, starts))
     env.run(until=horizon_s)
     start_s = np.asarray(starts, dtype=np.float64)

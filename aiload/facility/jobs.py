@@ -1,7 +1,11 @@
-"""Batch job arrivals: Poisson with daily/weekly modulation (thinning), or replay of a list.
+"""Batch job arrivals: a log-Gaussian Cox process fitted to a real cluster
+(:mod:`aiload.facility.arrivals`), Poisson with a cosine daily/weekly modulation (thinning), or
+replay of a list.
 
 Only numbers are produced here (arrival times, sizes, workloads); *when* jobs start is
-decided by the SimPy engine.
+decided by the SimPy engine. Generated streams start :func:`burn_in_s` before ``start``
+(negative arrival times): the engine runs through that burn-in so that the output begins in
+the state the facility would be in at ``start``.
 """
 
 from __future__ import annotations
@@ -12,10 +16,22 @@ import numpy as np
 import pandas as pd
 
 from aiload.errors import InputError
+from aiload.facility.arrivals import cox_arrival_times_s
 from aiload.facility.spec import JobStreamSpec, suggest
 from aiload.profiles._profile import Profile
 
-__all__ = ["JobTable", "rate_modulation", "arrival_times_s", "draw_jobs", "ProfileCache"]
+__all__ = ["JobTable", "rate_modulation", "arrival_times_s", "draw_jobs", "ProfileCache",
+           "BURN_IN_S", "burn_in_s"]
+
+#: default burn-in of a generated stream [s]; see docs/validation.md ("Steady-state start")
+BURN_IN_S = 3 * 86400.0
+
+
+def burn_in_s(streams) -> float:
+    """Simulated time before ``start`` for these streams: the longest burn-in of the generated
+    ones (:data:`BURN_IN_S` unless a stream sets ``burn_in_s``); 0 with replays only [s]."""
+    return max((BURN_IN_S if s.burn_in_s is None else float(s.burn_in_s)
+                for s in streams if s.arrivals is None), default=0.0)
 
 
 class ProfileCache:
@@ -84,6 +100,10 @@ class JobTable:
     def __len__(self) -> int:
         return len(self.arrival_s)
 
+    def take(self, rows: np.ndarray) -> JobTable:
+        """The jobs at ``rows`` (indices or a boolean mask), in that order."""
+        return JobTable(*(getattr(self, f)[rows] for f in self.__dataclass_fields__))
+
 
 def rate_modulation(t_s: np.ndarray, start: pd.Timestamp, stream: JobStreamSpec) -> np.ndarray:
     """Relative arrival rate (mean 1 over a week) at times ``t_s`` after ``start`` [-].
@@ -133,9 +153,13 @@ def _replay_s(stream: JobStreamSpec, start: pd.Timestamp, horizon_s: float) -> n
 
 def draw_jobs(
     streams: tuple[JobStreamSpec, ...], pool_nodes: int, horizon_s: float, start: pd.Timestamp,
-    profiles: ProfileCache, rng: np.random.Generator,
+    profiles: ProfileCache, rng: np.random.Generator, *, burn_in_s: float = 0.0,
 ) -> tuple[JobTable, dict[str, float]]:
-    """Draw every stream's jobs; return the table and each stream's mean rate [jobs/h]."""
+    """Draw every stream's jobs; return the table and each stream's mean rate [jobs/h].
+
+    Generated streams draw from ``-burn_in_s`` [s] (arrivals before ``start`` are negative);
+    replayed ones keep their times.
+    """
     parts, rates = [], {}
     for stream in streams:
         models = [m for m, _ in stream.workloads]
@@ -161,7 +185,13 @@ def draw_jobs(
             else:
                 rate = stream.rate_per_h / 3600.0
             rates[stream.name] = rate * 3600.0
-            t = arrival_times_s(stream, rate, horizon_s, start, rng)
+            if stream.arrival_process is not None:
+                # the intensity's mean over the output is exactly the requested one
+                t = cox_arrival_times_s(stream.arrival_process, rate, -burn_in_s, horizon_s,
+                                        start, rng, mean_over_s=(0.0, horizon_s))
+            else:
+                origin = start - pd.Timedelta(seconds=burn_in_s)
+                t = arrival_times_s(stream, rate, horizon_s + burn_in_s, origin, rng) - burn_in_s
         k = len(t)
         mi = rng.choice(len(models), size=k, p=p_model)
         ni = rng.choice(len(sizes), size=k, p=p_size)

@@ -29,7 +29,7 @@ from aiload.facility.engine import schedule_jobs
 from aiload.facility.inference import simulate_service
 from aiload.facility.io import FacilityLoad, StreamWriter
 from aiload.facility.jobpower import JobEnergy
-from aiload.facility.jobs import ProfileCache, draw_jobs
+from aiload.facility.jobs import ProfileCache, burn_in_s, draw_jobs
 from aiload.facility.overheads import cooling_kw, design_overhead_factor, drybulb_c, losses_kw
 from aiload.facility.presets import resolve_spec
 from aiload.facility.spec import FacilitySpec
@@ -129,13 +129,14 @@ def _service_means(services, w0, w1, per, fine_s, unserved: float
     """The services' interval means over output intervals ``w0 … w1 − 1``, and ``unserved``
     plus the requests beyond capacity in them [requests]."""
     sums = {key: np.zeros(w1 - w0) for key in ("power_w", "replicas", "requests_per_s",
-                                               "served_per_s")}
+                                               "served_per_s", "unserved_per_s",
+                                               "queued_requests")}
     for res in services:
         # this window's fine steps only: a streamed run never holds the whole series
         part = res.window(w0 * per, w1 * per)
         for key, total in sums.items():
             total += part[key].reshape(-1, per).mean(axis=1)
-        unserved += float(((part["requests_per_s"] - part["served_per_s"]) * fine_s).sum())
+        unserved += float((part["unserved_per_s"] * fine_s).sum())
     return sums, unserved
 
 
@@ -146,7 +147,11 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
     fleet = spec.fleet
     horizon_s = n_bins * freq_s
     cache = ProfileCache(catalogue, fleet.hardware)
-    jobs, rates = draw_jobs(spec.streams, spec.pool_nodes, horizon_s, start, cache, rng)
+    # generated streams start before `start` (a burn-in that is not output): the run begins
+    # in the state the facility would be in at `start`
+    burn_s = burn_in_s(spec.streams)
+    jobs, rates = draw_jobs(spec.streams, spec.pool_nodes, horizon_s, start, cache, rng,
+                            burn_in_s=burn_s)
     bar.update(1)
     capacity = _job_capacity_nodes(spec)
     # the job energy may be summed in a second thread while SimPy runs; leaving the block
@@ -154,7 +159,8 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
     with JobEnergy(jobs, cache, freq_s, n_bins, streaming=windows.streaming) as energy:
         sched = schedule_jobs(jobs.arrival_s, jobs.nodes, jobs.duration_s, capacity, horizon_s,
                               backfill=spec.backfill, checkpoints_s=energy.checkpoints_s,
-                              on_checkpoint=energy.on_checkpoint)
+                              on_checkpoint=energy.on_checkpoint,
+                              origin_s=-burn_s if len(jobs) else 0.0)
         energy.scheduled(sched.start_s)
         bar.update(1)
         services = _simulate_services(spec, catalogue, start, fine_s,
@@ -201,13 +207,18 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
             if services:
                 cols["requests_per_s"] = svc["requests_per_s"]
                 cols["served_requests_per_s"] = svc["served_per_s"]
+                cols["unserved_requests_per_s"] = svc["unserved_per_s"]
+                cols["queued_requests"] = svc["queued_requests"]
             if temp is not None:
                 cols["drybulb_c"] = temp
                 windows.economiser_s += float(econ.sum() * freq_s)
             windows(w0, w1, cols)
             bar.update(1)
+    # the log holds the jobs of the output: arrived in it, or running or queued at `start`
+    logged = (jobs.arrival_s >= 0.0) | ~(sched.start_s + jobs.duration_s <= 0.0)
     return {
-        "jobs": jobs, "start_s": sched.start_s, "events": sched.events
+        "jobs": jobs.take(logged), "start_s": sched.start_s[logged], "burn_in_s": burn_s,
+        "events": sched.events
         + sum(r.events for r in services), "rates_per_h": rates, "services": services,
         "sources": cache.sources(), "serving_nodes": sum(s.nodes for s in spec.inference),
         "capacity_nodes": capacity, "unserved_requests": unserved,
@@ -353,6 +364,7 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
         "profile_sources": first["sources"],
         "events": first["events"],
         "arrival_rate_per_h": first["rates_per_h"],
+        "burn_in_s": first["burn_in_s"],
         "capacity_nodes": first["capacity_nodes"],
         "unserved_requests": first["unserved_requests"],
         "economiser_h": first["economiser_h"] if spec.overheads.cooling == "drybulb" else None,

@@ -215,7 +215,7 @@ class JobStreamSpec:
         Node-count distribution of one job: nodes -> weight.
     utilization : float, optional
         Target share of the *training pool's* node-time this stream keeps busy, in (0, 1].
-        Sets the Poisson rate ``λ = u·N / E[nodes·duration]``. Give it, ``rate_per_h`` or
+        Sets the mean submission rate ``λ = u·N / E[nodes·duration]``. Give it, ``rate_per_h`` or
         ``arrivals``.
     rate_per_h : float, optional
         Mean arrival rate [jobs/h].
@@ -232,6 +232,16 @@ class JobStreamSpec:
     profile_nodes : int, optional
         Take the per-node profile of this node count instead of the job's (e.g. the measured
         64-node shape for a larger job whose time axis should not be rescaled).
+    arrival_process : str or CoxArrivals, optional
+        Submissions as a log-Gaussian Cox process (:mod:`aiload.facility.arrivals`): a bundled
+        fit by name (``"helios-earth"``) or a :class:`~aiload.facility.arrivals.CoxArrivals`.
+        Its hour-of-week profile replaces the cosine, so leave ``daily_amplitude`` and
+        ``weekly_amplitude`` at 0. Default None: Poisson arrivals modulated by the cosine.
+    burn_in_s : float, optional
+        Simulated time before ``start`` that is not part of the output, so that the run begins
+        in the state the facility would be in at ``start`` [s]. Default
+        :data:`aiload.facility.jobs.BURN_IN_S` for generated arrivals; replayed ``arrivals``
+        have none (nothing is known before them).
     """
 
     name: str
@@ -245,6 +255,8 @@ class JobStreamSpec:
     peak_hour: float = 14.0
     duration_s: float | None = None
     profile_nodes: int | None = None
+    arrival_process: Any = None
+    burn_in_s: float | None = None
 
     def __post_init__(self) -> None:
         if self.profile_nodes is not None:
@@ -270,6 +282,27 @@ class JobStreamSpec:
         check_number(self.peak_hour, f"{self.name}.peak_hour", ge=0.0, lt=24.0, unit="h")
         check_number(self.duration_s, f"{self.name}.duration_s", gt=0.0, unit="s", optional=True,
                      hint="Leave it out to use the profile's own length.")
+        check_number(self.burn_in_s, f"{self.name}.burn_in_s", ge=0.0, unit="s", optional=True)
+        if self.arrival_process is not None:
+            from aiload.facility.arrivals import CoxArrivals, fitted  # noqa: PLC0415
+
+            process = self.arrival_process
+            if isinstance(process, str):
+                object.__setattr__(self, "arrival_process", fitted(process))
+            elif not isinstance(process, CoxArrivals):
+                raise InputError(
+                    f"{self.name}.arrival_process: expected a bundled fit's name (e.g. "
+                    f"'helios-earth') or a CoxArrivals, got {type(process).__name__}."
+                )
+            if self.arrivals is not None:
+                raise InputError(f"{self.name}: arrival_process= draws arrivals and arrivals= "
+                                 "replays them; give one of the two.")
+            if self.daily_amplitude or self.weekly_amplitude:
+                raise InputError(
+                    f"{self.name}: arrival_process= brings its own hour-of-week profile; leave "
+                    f"daily_amplitude and weekly_amplitude at 0 (got {self.daily_amplitude!r}, "
+                    f"{self.weekly_amplitude!r})."
+                )
 
     @property
     def max_nodes(self) -> int:

@@ -1,0 +1,214 @@
+"""Batch-job submissions as a log-Gaussian Cox process fitted to a real GPU cluster.
+
+Real submissions come in clusters: people submit sweeps, work in office hours and stop at
+night and at weekends. :class:`CoxArrivals` models that with a doubly stochastic Poisson
+process whose intensity is
+
+.. math::
+
+    λ(t) = λ̄ · h(t) · \\exp(X(t) − σ²/2)
+
+with ``h`` a mean-1 hour-of-week profile (local time of the facility) and ``X`` a stationary
+Ornstein–Uhlenbeck process of variance ``σ²`` and correlation time ``τ`` (so ``exp(X − σ²/2)``
+has mean 1: Møller, Syversveen and Waagepetersen, "Log Gaussian Cox processes", Scand. J.
+Statist. 25 (1998) 451–482, doi:10.1111/1467-9469.00115). The bundled fit
+(:func:`fitted`, ``"helios-earth"``; ``"colocation"`` with a flatter daily cycle) comes from the minute-level job counts of a Helios GPU
+cluster (``docs/scripts/fit_arrivals.py``, ``docs/validation.md``).
+
+Queueing and waits are not modelled here: they come out of the scheduler
+(:mod:`aiload.facility.engine`) when the submissions outrun the nodes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from aiload.errors import InputError
+
+__all__ = ["CoxArrivals", "fitted", "FITTED", "cox_arrival_times_s", "intensity_path",
+           "hour_of_week_factor"]
+
+#: bundled fits: name -> (file in ``aiload/facility/data``, calibration in it or None).
+#: ``"helios-earth"`` is the fit as measured; ``"colocation"`` the same with the daily cycle
+#: flattened for a many-tenant facility (``h^0.5``, chosen on the NLR colocation cases).
+FITTED = {"helios-earth": ("arrivals_helios_earth.json", None),
+          "colocation": ("arrivals_helios_earth.json", "colocation")}
+WEEK_S = 7 * 86400.0
+DATA = Path(__file__).with_name("data")
+
+
+@dataclass(frozen=True)
+class CoxArrivals:
+    """A log-Gaussian Cox submission process (see the module docstring).
+
+    Parameters
+    ----------
+    hour_of_week : sequence of 168 float
+        Relative submission rate per local hour of the week, Monday 00:00 first; normalised to
+        mean 1 [-]. Interpolated linearly between hour centres.
+    sigma2 : float
+        Variance of the Gaussian log-intensity ``X`` [-]; 0 gives a Poisson process modulated by
+        ``hour_of_week`` only.
+    tau_s : float
+        Correlation time of ``X`` (``corr(X(t), X(t+s)) = exp(−s/τ)``) [s].
+    step_s : float
+        Resolution of the simulated intensity path [s] (much shorter than ``tau_s``).
+    name, source : str
+        Label and provenance for the metadata.
+    """
+
+    hour_of_week: tuple
+    sigma2: float
+    tau_s: float
+    step_s: float = 300.0
+    name: str = "custom"
+    source: str = ""
+
+    def __post_init__(self) -> None:
+        week = np.asarray(self.hour_of_week, dtype=float)
+        if week.shape != (168,) or not np.all(np.isfinite(week)) or np.any(week < 0) \
+                or week.sum() <= 0:
+            raise InputError(
+                f"CoxArrivals.hour_of_week: expected 168 finite non-negative rates (Monday 00h "
+                f"first) with a positive sum, got shape {week.shape}."
+            )
+        object.__setattr__(self, "hour_of_week", tuple((week / week.mean()).tolist()))
+        if not (np.isfinite(self.sigma2) and 0.0 <= self.sigma2 <= 10.0):
+            raise InputError(f"CoxArrivals.sigma2: expected 0 <= σ² <= 10, got {self.sigma2!r}.")
+        if not (np.isfinite(self.tau_s) and self.tau_s > 0):
+            raise InputError(f"CoxArrivals.tau_s: expected a correlation time > 0 s, got "
+                             f"{self.tau_s!r}.")
+        if not (np.isfinite(self.step_s) and 0 < self.step_s <= self.tau_s):
+            raise InputError(f"CoxArrivals.step_s: expected 0 < step <= tau_s = {self.tau_s} s, "
+                             f"got {self.step_s!r}.")
+
+    def tempered(self, alpha: float, alpha_profile: float | None = None) -> CoxArrivals:
+        """The process with its log-intensity scaled: ``σ²·α²`` for the random part and the
+        profile ``h^α_profile`` (renormalised to mean 1; default ``alpha_profile = alpha``).
+        Exponents < 1 are smoother, > 1 burstier [-]."""
+        a_p = alpha if alpha_profile is None else alpha_profile
+        for value, what in ((alpha, "alpha"), (a_p, "alpha_profile")):
+            if not (np.isfinite(value) and 0.0 <= value <= 3.0):
+                raise InputError(f"CoxArrivals.tempered: expected 0 <= {what} <= 3, got "
+                                 f"{value!r}.")
+        week = np.asarray(self.hour_of_week) ** a_p
+        return CoxArrivals(hour_of_week=tuple(week.tolist()), sigma2=self.sigma2 * alpha ** 2,
+                           tau_s=self.tau_s, step_s=self.step_s,
+                           name=f"{self.name} tempered ({alpha:g}, profile {a_p:g})",
+                           source=self.source)
+
+
+def fitted(name: str = "helios-earth") -> CoxArrivals:
+    """A bundled fit by name (``"helios-earth"``); see ``docs/validation.md``."""
+    if name not in FITTED:
+        from aiload.facility.spec import suggest  # noqa: PLC0415 (spec imports this module)
+
+        raise InputError(f"Unknown arrival process {name!r}; the bundled fits are "
+                         f"{sorted(FITTED)}.{suggest(name, list(FITTED))}")
+    return _load(name)
+
+
+@lru_cache(maxsize=None)
+def _load(name: str) -> CoxArrivals:
+    file, calibration = FITTED[name]
+    fit = json.loads((DATA / file).read_text(encoding="utf-8"))
+    process = CoxArrivals(hour_of_week=tuple(fit["hour_of_week"]), sigma2=float(fit["sigma2"]),
+                          tau_s=float(fit["tau_s"]), name=fit["name"], source=fit["source"])
+    if calibration is None:
+        return process
+    cal = fit["calibrations"][calibration]
+    tempered = process.tempered(float(cal["alpha"]), float(cal["alpha_profile"]))
+    return dataclasses.replace(tempered, name=name)
+
+
+def hour_of_week_factor(t_s: np.ndarray, start: pd.Timestamp, process: CoxArrivals) -> np.ndarray:
+    """``h`` at times ``t_s`` after ``start`` (local time of ``start``; DST ignored) [-]."""
+    local = start.tz_convert(start.tz)
+    offset_s = (local - local.normalize()).total_seconds() + local.dayofweek * 86400.0
+    week_h = ((np.asarray(t_s, dtype=float) + offset_s) % WEEK_S) / 3600.0
+    week = np.asarray(process.hour_of_week)
+    # periodic linear interpolation between hour centres (h + 0.5)
+    centres = np.arange(-0.5, 168.5 + 1e-9)
+    values = np.concatenate(([week[-1]], week, [week[0]]))
+    return np.interp(week_h, centres, values)
+
+
+def intensity_path(process: CoxArrivals, t0_s: float, t1_s: float, start: pd.Timestamp,
+                   rng: np.random.Generator, *, mean_over_s: tuple[float, float] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """Relative intensity ``h·exp(X − σ²/2)`` on steps of ``process.step_s`` from ``t0_s``.
+
+    Parameters
+    ----------
+    t0_s, t1_s : float
+        Span of the path, from ``start`` [s] (``t0_s`` < 0 for a burn-in).
+    mean_over_s : (float, float), optional
+        Scale ``exp(X − σ²/2)`` so that its mean over the steps in this span is exactly 1
+        (the run's utilisation is then the requested one, not a draw around it).
+
+    Returns
+    -------
+    edges_s : ndarray
+        Step edges from ``start`` [s] (one more than the values).
+    relative : ndarray
+        Relative intensity of each step [-].
+    """
+    step = process.step_s
+    n = max(int(np.ceil((t1_s - t0_s) / step)), 1)
+    edges = t0_s + step * np.arange(n + 1, dtype=np.float64)
+    sigma = np.sqrt(process.sigma2)
+    x = np.zeros(n)
+    if sigma > 0:
+        phi = float(np.exp(-step / process.tau_s))
+        noise = rng.standard_normal(n)
+        noise[1:] *= sigma * np.sqrt(1.0 - phi * phi)
+        noise[0] *= sigma  # the path starts in the stationary distribution
+        x = _ar1(noise, phi)
+    z = np.exp(x - 0.5 * process.sigma2)
+    if mean_over_s is not None:
+        mid = 0.5 * (edges[1:] + edges[:-1])
+        inside = (mid >= mean_over_s[0]) & (mid < mean_over_s[1])
+        if inside.any():
+            z /= z[inside].mean()
+    mid = 0.5 * (edges[1:] + edges[:-1])
+    return edges, z * hour_of_week_factor(mid, start, process)
+
+
+def _ar1(noise: np.ndarray, phi: float) -> np.ndarray:
+    """``x[0] = e[0]; x[k] = phi·x[k−1] + e[k]`` (vectorised in blocks)."""
+    out = np.empty_like(noise)
+    # φ^-block stays below e^300 (far from overflow) whatever step/τ
+    block = int(min(4096, max(1, 300.0 / -np.log(phi)))) if 0 < phi < 1 else 4096
+    carry = 0.0
+    powers = phi ** np.arange(1, block + 1)
+    for b0 in range(0, len(noise), block):
+        e = noise[b0:b0 + block]
+        k = len(e)
+        # within a block: x_j = φ^(j+1)·carry + Σ_{i<=j} φ^(j−i) e_i, by a scaled cumsum
+        scale = powers[:k]
+        out[b0:b0 + k] = scale * (carry + np.cumsum(e / scale))
+        carry = out[b0 + k - 1]
+    return out
+
+
+def cox_arrival_times_s(process: CoxArrivals, rate_per_s: float, t0_s: float, t1_s: float,
+                        start: pd.Timestamp, rng: np.random.Generator, *,
+                        mean_over_s: tuple[float, float] | None = None) -> np.ndarray:
+    """Sorted submission times in ``[t0_s, t1_s)`` from ``start`` [s].
+
+    ``rate_per_s`` is the mean rate [1/s]; each step of the intensity path gets a Poisson count
+    placed uniformly within it.
+    """
+    edges, rel = intensity_path(process, t0_s, t1_s, start, rng, mean_over_s=mean_over_s)
+    step = process.step_s
+    counts = rng.poisson(rate_per_s * rel * step)
+    t = np.repeat(edges[:-1], counts) + rng.uniform(0.0, step, size=int(counts.sum()))
+    t.sort()
+    return t[t < t1_s]
