@@ -12,22 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from aiload.facility._compiled import numba_loops as _numba_loops
-
-if TYPE_CHECKING:
-    from aiload.facility.summation import CumulativeEnergy
+from aiload.facility.curves import POINTS_PER_CHUNK, CumulativeEnergy
 
 __all__ = ["PLACEMENT_STEP_S", "POINTS_PER_CHUNK", "placement_grid", "KernelCache", "RunSums"]
 
 #: finest placement of job starts [s]: aiload's finest output step and the sampling interval
 #: of the measured profiles
 PLACEMENT_STEP_S = 0.1
-#: interior edge evaluations per vectorised chunk (bounds temporary memory to ~0.5 GB)
-POINTS_PER_CHUNK = 8_000_000
 
 
 def placement_grid(step_s: float) -> tuple[float, int]:
@@ -335,7 +330,7 @@ def _kernel_energy(out, curve, step_s, placement_s, row_slot, row_lo, n_edges, m
     """Cumulative energy at the edges ``τ = k·f − b·r``, ``k = lo … lo + n − 1``, row by row.
 
     On either path the same floats: the compiled loop (once numba is loaded, unless
-    ``method="numpy"``) repeats the operations of :class:`summation.CumulativeEnergy` one edge
+    ``method="numpy"``) repeats the operations of :class:`curves.CumulativeEnergy` one edge
     at a time.
     """
     loops = _numba_loops() if _numba_loops.cache_info().currsize else None

@@ -18,15 +18,17 @@ run to float rounding. The slice adds run in one compiled loop when numba is imp
 they agree bit for bit. The jobs are added curve by curve, each curve's jobs in input order;
 threads split the output bins.
 
-The facility model uses :class:`RunSums` where numba is loaded: the live-job filter, the
-placement, the kernel lookup and the adds of a whole window in one compiled loop over kernel
-rows kept in a :class:`KernelCache` (same jobs, order and bits as the planned adds of
-:func:`plan_jobs_energy`). Busy and queued series are per-bin box integrals,
-:func:`box_seconds_per_bin`.
+The facility model (through :class:`~aiload.facility.jobpower.JobEnergy`) uses
+:class:`RunSums` where numba is loaded: the live-job filter, the placement, the kernel lookup
+and the adds of a whole window in one compiled loop over kernel rows kept in a
+:class:`KernelCache` (same jobs, order and bits as the planned adds of
+:func:`plan_jobs_energy`). Sums are float64.
 
-:func:`job_energy_at_edges` evaluates the cumulative energy at every bin edge inside every job
-at the exact starts: ~10x slower at fine steps, kept as the reference the tests compare with.
-Sums are float64.
+Where the pieces live: ``E`` is :class:`~aiload.facility.curves.CumulativeEnergy` (with the
+exact-edge reference sum :func:`~aiload.facility.curves.job_energy_at_edges`); the kernel
+tables, :class:`KernelCache` and :class:`RunSums` are in :mod:`aiload.facility.kernels`; busy
+and queued series are box integrals, :func:`~aiload.facility.boxes.box_seconds_per_bin`;
+this module plans and performs the slice adds. It re-exports the public names of all of them.
 """
 
 from __future__ import annotations
@@ -38,9 +40,15 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 from aiload.facility._compiled import numba_loops as _numba_loops
+from aiload.facility.boxes import box_seconds_per_bin, ramp_at_edges
+from aiload.facility.curves import (
+    AUTO_NUMBA_MIN_POINTS,
+    POINTS_PER_CHUNK,
+    CumulativeEnergy,
+    job_energy_at_edges,
+)
 from aiload.facility.kernels import (
     PLACEMENT_STEP_S,
-    POINTS_PER_CHUNK,
     KernelCache,
     RunSums,
     _curves_table,
@@ -51,7 +59,6 @@ from aiload.facility.kernels import (
     placement_grid,
     split_bins,
 )
-from aiload.profiles._profile import Profile
 
 __all__ = ["CumulativeEnergy", "job_energy_per_bin_j", "jobs_energy_per_bin_j", "plan_jobs_energy",
            "Placement", "KernelCache", "RunSums",
@@ -65,77 +72,10 @@ _BLOCK_MIN_JOBS = 16
 #: jobs with at least this many bins are added one slice at a time by the numpy path
 _SLICE_MIN_VALUES = 1024
 
-#: below this many interior evaluations ``method="auto"`` stays with numpy: importing numba
-#: and compiling the loop (1–3 s, once per process) costs more than it saves
-AUTO_NUMBA_MIN_POINTS = 2_000_000
 #: :func:`job_energy_per_bin_j` with ``method="auto"`` imports and compiles numba (~1 s, once
 #: per process) for a call that adds at least this many values in batches (short jobs; see
 #: :func:`_place_numpy`), the work where numpy is several times slower than the compiled loop
 AUTO_NUMBA_MIN_BATCHED_VALUES = 10_000_000
-
-
-@dataclass(frozen=True)
-class CumulativeEnergy:
-    """Cumulative per-node energy of one profile replicate, repeated to ``duration_s``.
-
-    Attributes
-    ----------
-    knots_s : ndarray
-        Profile interval edges ``0, Δ, 2Δ, …, L`` [s].
-    energy_j : ndarray
-        Cumulative energy at the knots [J].
-    duration_s : float
-        Job length [s]; beyond ``L`` the profile repeats cyclically.
-    """
-
-    knots_s: np.ndarray
-    energy_j: np.ndarray
-    duration_s: float
-
-    @classmethod
-    def from_profile(cls, profile: Profile, replicate: int, duration_s: float | None = None):
-        power = np.asarray(profile.power_w.to_numpy(dtype=np.float64)[:, replicate])
-        energy = np.concatenate(([0.0], np.cumsum(power * profile.step_s)))
-        knots = np.arange(len(energy), dtype=np.float64) * profile.step_s
-        return cls(knots, energy, float(duration_s or profile.duration_s))
-
-    @property
-    def total_j(self) -> float:
-        """Energy of one node over the whole job [J]."""
-        return float(self(np.array([self.duration_s]))[0])
-
-    def __call__(self, tau_s: np.ndarray) -> np.ndarray:
-        """Cumulative energy at elapsed times ``tau_s`` [J]: 0 before 0, held after the end."""
-        # knots are uniform, so the interval is found by division, not a binary search
-        step = self.knots_s[1]
-        period = self.knots_s[-1]
-        e = self.energy_j
-        last = len(e) - 2
-        tau = np.clip(tau_s, 0.0, self.duration_s)  # 0 before the start, held after the end
-        if self.duration_s > period:
-            cycles = np.floor(tau / period)
-            pos = (tau - cycles * period) / step
-            k = np.minimum(pos.astype(np.int64), last)
-            return cycles * e[-1] + e[k] + (pos - k) * (e[k + 1] - e[k])
-        pos = tau / step
-        k = np.minimum(pos.astype(np.int64), last)
-        slope = self.slope_j
-        return e[k] + (pos - k) * slope[k]
-
-    @property
-    def slope_j(self) -> np.ndarray:
-        """Energy per profile interval [J] (cached)."""
-        cached = self.__dict__.get("_slope")
-        if cached is None:
-            cached = np.diff(self.energy_j)
-            object.__setattr__(self, "_slope", cached)
-        return cached
-
-
-def _interior_numba():
-    """The compiled interior loop of :func:`job_energy_at_edges`, or None without numba."""
-    loops = _numba_loops()
-    return None if loops is None else loops.interior
 
 
 def _place_numba():
@@ -155,140 +95,6 @@ def numba_loaded() -> bool:
     Their adds release the GIL, so the model may then sum in threads (and behind SimPy).
     """
     return bool(_numba_loops.cache_info().currsize) and _numba_loops() is not None
-
-
-def job_energy_at_edges(
-    edges_s: np.ndarray, start_s: np.ndarray, nodes: np.ndarray, curve: CumulativeEnergy,
-    *, method: str = "auto",
-) -> np.ndarray:
-    """Cumulative energy of jobs sharing one profile curve at every edge [J].
-
-    Parameters
-    ----------
-    edges_s : ndarray
-        Uniformly spaced, increasing bin edges [s].
-    start_s, nodes : ndarray
-        Start time [s] and node count [-] of each job.
-    curve : CumulativeEnergy
-    method : {"auto", "numba", "numpy"}
-        Interior evaluation: compiled loop or chunked numpy. ``"auto"`` uses the compiled
-        loop when numba is importable and the call has at least
-        :data:`AUTO_NUMBA_MIN_POINTS` interior evaluations. Both evaluate the same formula;
-        sums differ only by float rounding order.
-
-    Returns
-    -------
-    ndarray of float64, shape ``edges_s.shape``
-        ``Σ_j nodes_j·E(edge − s_j)`` [J]; its ``diff`` is the energy per bin.
-    """
-    if method not in ("auto", "numba", "numpy"):
-        raise ValueError(f"method: expected 'auto', 'numba' or 'numpy', got {method!r}.")
-    n_edges = len(edges_s)
-    out = np.zeros(n_edges, dtype=np.float64)
-    if len(start_s) == 0:
-        return out
-    step = edges_s[1] - edges_s[0] if n_edges > 1 else 1.0
-    end_s = start_s + curve.duration_s
-    first = np.searchsorted(edges_s, start_s, side="right")  # first edge strictly inside
-    last = np.searchsorted(edges_s, end_s, side="left")  # first edge at/after the end
-    small = int(np.clip(last - first, 0, None).sum()) < AUTO_NUMBA_MIN_POINTS
-    kernel = None if method == "numpy" or (method == "auto" and small) else _interior_numba()
-    if kernel is None and method == "numba":
-        raise ImportError("job_energy_at_edges(method='numba'): numba is not installed.")
-    if kernel is not None:
-        # the constant tail starts at each job's first edge at/after its end
-        tail = np.bincount(last, weights=nodes * curve.total_j, minlength=n_edges + 1)
-        inner = np.zeros(n_edges, dtype=np.float64)
-        lead_s = edges_s[0] + first * step - start_s
-        kernel(inner, first.astype(np.int64), last.astype(np.int64), lead_s,
-               np.asarray(nodes, dtype=np.float64), float(step), curve.energy_j,
-               float(curve.knots_s[1]), float(curve.knots_s[-1]), float(curve.duration_s))
-        return np.cumsum(tail[:n_edges]) + inner
-    width = int(np.max(last - first, initial=0))
-    # every job is evaluated at `width` edges from its first one; edges past its end return the
-    # job's total energy (the curve holds it), and the constant tail starts right after them
-    tail = np.zeros(n_edges + width + 1, dtype=np.float64)
-    np.add.at(tail, first + width, nodes * curve.total_j)
-    out += np.cumsum(tail[:n_edges])
-    if width == 0:
-        return out
-    rows = max(1, POINTS_PER_CHUNK // width)
-    offsets = np.arange(width)
-    offsets_s = offsets * step
-    inner = np.zeros(n_edges + width, dtype=np.float64)
-    for j0 in range(0, len(first), rows):
-        j1 = min(len(first), j0 + rows)
-        f = first[j0:j1]
-        lead_s = edges_s[0] + f * step - start_s[j0:j1]  # first interior edge − start
-        energy = curve(lead_s[:, None] + offsets_s) * nodes[j0:j1, None]
-        inner += np.bincount((f[:, None] + offsets).ravel(), weights=energy.ravel(),
-                             minlength=n_edges + width)[: n_edges + width]
-    return out + inner[:n_edges]
-
-
-def ramp_at_edges(
-    edges_s: np.ndarray, start_s: np.ndarray, end_s: np.ndarray, weight: np.ndarray
-) -> np.ndarray:
-    """``Σ_j w_j·(min(t, e_j) − s_j)⁺`` at every edge: integral of boxcar counts [unit·s].
-
-    With ``weight`` = nodes its ``diff`` is the busy node-seconds per bin; with weight 1 on
-    ``[arrival, start)`` the queued job-seconds. Exact for any placement of the boxes.
-    """
-    n = len(edges_s)
-    weight = np.broadcast_to(np.asarray(weight, dtype=np.float64), np.shape(start_s))
-    at = np.concatenate((np.searchsorted(edges_s, start_s, side="left"),
-                         np.searchsorted(edges_s, end_s, side="left")))
-    # bincount adds in input order, as np.add.at did (same sums), several times faster
-    slope = np.bincount(at, weights=np.concatenate((weight, -weight)), minlength=n + 1)
-    offset = np.bincount(at, weights=np.concatenate((-weight * start_s, weight * end_s)),
-                         minlength=n + 1)
-    return np.cumsum(slope[:-1]) * edges_s + np.cumsum(offset[:-1])
-
-
-def box_seconds_per_bin(
-    start_s: np.ndarray, end_s: np.ndarray, weight: np.ndarray, *, step_s: float, n_bins: int,
-) -> np.ndarray:
-    """``Σ_j w_j·|[k·f, (k+1)·f) ∩ [s_j, e_j)|`` for every bin ``k < n_bins`` [unit·s].
-
-    The per-bin form of :func:`ramp_at_edges` on the edges ``k·f`` (busy node-seconds with
-    ``weight`` = nodes, queued job-seconds with weight 1), computed without the cumulative
-    ramp: bins a box covers whole get ``w·f`` from a running count of the boxes open there,
-    its first and last bin get their parts. No large cumulative sums cancel, and each box
-    adds exactly ``w·(e − s)`` over the bins (clipped to ``[0, n_bins·f)``) however floor
-    rounding places its ends. Boxes with ``e <= s`` add nothing.
-    """
-    if not np.isfinite(step_s) or step_s <= 0 or int(n_bins) != n_bins or n_bins < 0:
-        raise ValueError(f"box_seconds_per_bin: expected step_s > 0 [s] and a whole n_bins >= 0, "
-                         f"got step_s={step_s!r}, n_bins={n_bins!r}.")
-    if np.shape(start_s) != np.shape(end_s):
-        raise ValueError(f"box_seconds_per_bin: start_s and end_s must have one shape (one box "
-                         f"each), got {np.shape(start_s)} and {np.shape(end_s)}.")
-    out = np.zeros(int(n_bins), dtype=np.float64)
-    span_s = n_bins * step_s
-    s = np.clip(np.asarray(start_s, dtype=np.float64), 0.0, span_s)
-    e = np.clip(np.asarray(end_s, dtype=np.float64), 0.0, span_s)
-    w = np.broadcast_to(np.asarray(weight, dtype=np.float64), s.shape)
-    keep = e > s
-    if not keep.all():
-        s, e, w = s[keep], e[keep], w[keep]
-    if len(s) == 0 or n_bins == 0:
-        return out
-    ks = np.minimum((s / step_s).astype(np.int64), n_bins - 1)
-    ke = np.minimum((e / step_s).astype(np.int64), n_bins)
-    ke = np.maximum(ke, ks)  # float rounding never puts an end before its start's bin
-    one = ke == ks
-    at = np.concatenate((ks + 1, ke))
-    # whole bins ks+1 … ke−1: +w from ks+1, −w from ke (a running count of open boxes)
-    w_whole = np.where(one, 0.0, w)
-    count = np.bincount(at, weights=np.concatenate((w_whole, -w_whole)), minlength=n_bins + 2)
-    np.cumsum(count[:n_bins], out=out)
-    out *= step_s
-    first = np.where(one, e - s, (ks + 1) * step_s - s)  # the start bin's part
-    last = np.where(one, 0.0, e - ke * step_s)  # the end bin's part (0 when ke == n_bins)
-    at[:len(ks)] = ks
-    out += np.bincount(at, weights=np.concatenate((w * first, w * last)),
-                       minlength=n_bins + 1)[:n_bins]
-    return out
 
 
 def job_energy_per_bin_j(
