@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from aiload.metrics.plots import date_axis
 from microgrid.sizing import Sizing
 
 __all__ = ["plot_dispatch_week", "plot_soc", "plot_import_duration", "plot_cost_breakdown"]
@@ -72,7 +73,8 @@ def plot_dispatch_week(
     ax.set_title(f"Dispatch, {t[0]:%Y-%m-%d} + {days:g} days")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
     ax.margins(x=0)
-    fig.autofmt_xdate()
+    date_axis(ax)
+    ax.set_xlabel(f"time ({getattr(d.index, 'tz', None) or 'UTC'})")
     fig.tight_layout()
     return fig
 
@@ -86,9 +88,10 @@ def plot_soc(sizing: Sizing, start: str | pd.Timestamp | None = None, *, days: f
     ax.axhline(sizing.battery_kwh / 1000, color="grey", ls="--", lw=1, label="capacity")
     ax.set_ylabel("state of charge [MWh]")
     ax.set_ylim(bottom=0)
-    ax.legend(fontsize=8, frameon=False, loc="lower right")
+    ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.margins(x=0)
-    fig.autofmt_xdate()
+    date_axis(ax)
+    ax.set_xlabel(f"time ({getattr(d.index, 'tz', None) or 'UTC'})")
     fig.tight_layout()
     return fig
 

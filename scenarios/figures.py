@@ -9,16 +9,43 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
 from aiload.errors import InputError
 from aiload.metrics import plot_calendar_bands, plot_load_duration, plot_ramp_histogram
+from aiload.metrics.plots import date_axis
 
-__all__ = ["facility_figures", "grid_figures", "grid_tables", "sizing_figures"]
+__all__ = ["facility_figures", "grid_figures", "grid_tables", "contingency_table", "sizing_figures"]
 
 _PARTS = (("it_kw", "IT", "#3e7cb1"), ("losses_kw", "distribution losses", "#f0b429"),
           ("cooling_kw", "cooling", "#81b29a"))
+
+
+#: the bundled weather year (pvlib's 723170TYA.CSV) is Greensboro, North Carolina
+BUNDLED_WEATHER_TZ = "America/New_York"
+
+
+def site_timezone(site: Any) -> Any:
+    """The site's clock for time-of-day charts: ``site.timezone`` when given; for the bundled
+    Greensboro weather ``America/New_York``; for another TMY3 file its standard-time UTC
+    offset (TMY files carry no daylight saving time); UTC when none of these is known."""
+    import datetime as dt
+
+    zone = getattr(site, "timezone", None)
+    if zone:
+        return zone
+    weather = getattr(site, "weather", None)
+    if weather is None:
+        return BUNDLED_WEATHER_TZ
+    try:
+        import pvlib  # noqa: PLC0415
+
+        _, meta = pvlib.iotools.read_tmy3(weather, map_variables=True)
+        return dt.timezone(dt.timedelta(hours=float(meta["TZ"])))
+    except Exception:  # an unreadable file is reported by the study that reads it
+        return "UTC"
 
 
 def _first_week(frame: pd.DataFrame | pd.Series):
@@ -26,31 +53,56 @@ def _first_week(frame: pd.DataFrame | pd.Series):
     return frame[frame.index < end]
 
 
-def facility_figures(load: Any) -> list[tuple[str, Figure]]:
+def _axis_bottom(low: float, top: float) -> float:
+    """Where a power axis should start so that the variation between ``low`` and ``top``
+    fills most of it: half the span below ``low``, rounded down to a readable step (0 when
+    that would be near 0 anyway)."""
+    span = max(top - low, 0.02 * abs(top), 1e-9)
+    bottom = low - 0.5 * span
+    if bottom <= 0.25 * top:
+        return 0.0
+    step = 10 ** np.floor(np.log10(span)) / 2
+    return float(np.floor(bottom / step) * step)
+
+
+def facility_figures(load: Any, tz: str | None = None) -> list[tuple[str, Figure]]:
     """Stacked parts of the first week [MW], then the metrics package's load-duration curve,
-    calendar bands and ramp histogram of ``facility_kw``."""
+    calendar bands and ramp histogram of ``facility_kw``.
+
+    ``tz``: the site's time zone; the week's dates and the hour-of-day and day-of-week bands
+    are on its clock (the data stay in UTC). The stacked week starts its power axis near the
+    week's lowest IT power (said on the axis), so the variation a planner cares about shows.
+    """
     power = load.power
     week = _first_week(power)
-    fig = Figure(figsize=(10, 3.6))
+    if tz is not None:
+        week = week.tz_convert(tz)
+    fig = Figure(figsize=(10, 3.8), layout="constrained")
     ax = fig.add_subplot()
     parts = [(c, label, colour) for c, label, colour in _PARTS if c in week]
-    ax.stackplot(week.index, *[week[c].to_numpy() / 1000 for c, _, _ in parts],
+    t = week.index.tz_localize(None)
+    ax.stackplot(t, *[week[c].to_numpy() / 1000 for c, _, _ in parts],
                  labels=[label for _, label, _ in parts], colors=[c for _, _, c in parts],
                  step="post", alpha=0.9)
-    ax.plot(week.index, week["facility_kw"] / 1000, color="#1f2933", lw=0.6, label="facility",
+    ax.plot(t, week["facility_kw"] / 1000, color="#1f2933", lw=0.6, label="facility",
             drawstyle="steps-post")
-    ax.set_ylabel("power [MW]")
+    low_mw = float(week[parts[0][0]].min()) / 1000 if parts else 0.0
+    top_mw = float(week["facility_kw"].max()) / 1000
+    bottom = _axis_bottom(low_mw, top_mw)
+    ax.set_ylim(bottom, top_mw + 0.05 * max(top_mw - bottom, 1e-9))
+    ax.set_ylabel("power [MW]" if bottom == 0 else f"power [MW] (axis from {bottom:g})")
+    date_axis(ax)
+    ax.set_xlabel(f"time ({week.index.tz})")
     ax.set_title("Facility power, first week (interval means)")
-    ax.legend(loc="upper right", ncols=4, fontsize=8)
+    fig.legend(loc="outside right upper", fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
-    fig.tight_layout()
     figs = [("Facility power by part over the first week [MW]", fig)]
 
     facility_kw = power["facility_kw"]
     optional = [
         ("Load-duration curve of the facility power", lambda: plot_load_duration(facility_kw)),
-        ("Hour-of-day and day-of-week percentile bands of the facility power",
-         lambda: plot_calendar_bands(facility_kw)),
+        ("Hour-of-day and day-of-week percentile bands of the facility power (site time)",
+         lambda: plot_calendar_bands(facility_kw, tz=tz)),
         ("Ramp rates of the facility power per window", lambda: plot_ramp_histogram(facility_kw)),
     ]
     for title, make in optional:
@@ -61,15 +113,75 @@ def facility_figures(load: Any) -> list[tuple[str, Figure]]:
     return figs
 
 
-def grid_tables(result: Any) -> dict[str, pd.DataFrame]:
-    """Small tables of a grid study result worth printing; the N-1 table as its 20 worst rows."""
+#: the N-1 table's columns, in reading order, with short headers and their units
+_N1_COLUMNS = {
+    "element": "outage",
+    "min_vm_pu": "min V [pu]",
+    "max_vm_pu": "max V [pu]",
+    "max_line_loading_percent": "max line loading [%]",
+    "max_trafo_loading_percent": "max trafo loading [%]",
+    "facility_islanded": "facility islanded",
+    "unserved_mw": "unserved [MW]",
+    "islanded_buses": "islanded buses",
+    "worst_time": "worst hour",
+}
+
+
+def _is_intact(element: Any) -> bool:
+    return str(element).strip().lower() in {"none", "intact", "base", "base case", "n-0"}
+
+
+def contingency_table(result: pd.DataFrame, tz: str | None = None,
+                      rows: int = 20) -> tuple[str, pd.DataFrame]:
+    """The N-1 outages with the lowest voltage as a compact table, and its caption.
+
+    The intact case is shown first when the result has one and is not counted as an outage;
+    columns that say nothing here (no outage islands anything) are left out; the worst hour is
+    on the site's clock.
+    """
+    intact = result[result["element"].map(_is_intact)] if "element" in result else result.iloc[:0]
+    outages = result.drop(intact.index)
+    worst = outages.sort_values("min_vm_pu").head(rows) if "min_vm_pu" in outages else outages.head(rows)
+    table = pd.concat([intact, worst])
+    cols = [c for c in _N1_COLUMNS if c in table]
+    for quiet in ("facility_islanded", "islanded_buses", "unserved_mw"):
+        if quiet in cols and not result[quiet].astype(float).fillna(0).any():
+            cols.remove(quiet)
+    table = table[cols].copy()
+    if "worst_time" in table:
+        times = pd.to_datetime(table["worst_time"])
+        if tz is not None and times.dt.tz is not None:
+            times = times.dt.tz_convert(tz)
+        table["worst_time"] = times.dt.strftime("%Y-%m-%d %H:%M")
+    if "element" in table:
+        table["element"] = [("intact network" if _is_intact(e) else e) for e in table["element"]]
+    table = table.rename(columns=_N1_COLUMNS)
+    zone = f", worst hour in {tz}" if tz and "worst hour" in table else ""
+    caption = (f"the {len(worst)} outages with the lowest voltage, of {len(outages)} "
+               f"(the intact network first; all in grid_contingency.parquet{zone})")
+    return caption, table
+
+
+def _header(column: Any) -> str:
+    """``loading_pre_percent`` -> ``loading pre [%]``."""
+    from scenarios.formatting import split_unit  # noqa: PLC0415
+
+    base, unit = split_unit(str(column))
+    return base.replace("_", " ") + (f" [{unit}]" if unit else "")
+
+
+def grid_tables(result: Any, tz: str | None = None) -> dict[str, pd.DataFrame]:
+    """Small tables of a grid study result worth printing; the N-1 table as its 20 worst rows.
+
+    Tables indexed by an element (lines relieved by a load loss, per line) keep that index
+    as their first column.
+    """
     import dataclasses
 
     if isinstance(result, pd.DataFrame):
-        if "min_vm_pu" in result and len(result) > 20:
-            worst = result.sort_values("min_vm_pu").head(20)
-            return {f"the 20 outages with the lowest voltage, of {len(result)} "
-                    "(all in grid_contingency.parquet)": worst}
+        if "min_vm_pu" in result and "element" in result:
+            caption, table = contingency_table(result, tz)
+            return {caption: table}
         return {"": result}
     if not dataclasses.is_dataclass(result):
         return {}
@@ -77,7 +189,11 @@ def grid_tables(result: Any) -> dict[str, pd.DataFrame]:
     for f in dataclasses.fields(result):
         value = getattr(result, f.name)
         if isinstance(value, pd.DataFrame) and len(value) <= 200 and value.shape[1] <= 12:
-            out[f.name] = value.head(20)
+            frame = value.head(20)
+            if not isinstance(frame.index, pd.RangeIndex):
+                name = frame.index.name or ("line" if "lines" in f.name else "element")
+                frame = frame.rename_axis(name).reset_index()
+            out[f.name.replace("_", " ")] = frame.rename(columns=_header)
     return out
 
 
@@ -108,6 +224,7 @@ def grid_figures(results: dict[str, Any], section: Any) -> list[tuple[str, Figur
         ax2.set_ylabel(f"vm at bus {section.bus} [pu]")
         ax2.grid(alpha=0.3)
         ax.set_title("Facility load and the voltage at its bus (dashed: limits)")
+        date_axis(ax2)
         fig.tight_layout()
         figs.append(("Facility load [MW] and voltage at the facility bus [pu]", fig))
         figs.append(("Voltage envelope at the facility bus [pu]",

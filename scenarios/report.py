@@ -8,9 +8,7 @@ figures; sizing and dispatch; provenance (aiload version, seed, data credits fro
 from __future__ import annotations
 
 import base64
-import html
 import io
-import json
 import re
 from importlib import resources
 from pathlib import Path
@@ -20,8 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from scenarios import figures
-from scenarios.jsonsafe import jsonable
+from scenarios import figures, report_parts
 
 __all__ = ["render", "render_sweep", "figure_data_uri", "markdown_to_html", "CREDITS_PATH"]
 
@@ -38,6 +35,7 @@ margin-top:2em}h3{margin-top:1.4em}
 table{border-collapse:collapse;margin:8px 0 16px;font-size:.9em}
 th,td{border:1px solid #d9e2ec;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eef2f7}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.tw{max-width:100%;overflow-x:auto}
 figure{margin:12px 0 24px}figure img{max-width:100%;height:auto;border:1px solid #e4e7eb}
 figcaption{font-size:.85em;color:#52606d}.muted{color:#52606d;font-size:.9em}
 pre{background:#f0f4f8;padding:8px;overflow-x:auto;font-size:.85em}
@@ -57,8 +55,9 @@ def figure_data_uri(fig: Figure, dpi: int = 90) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _esc(value: Any) -> str:
-    return html.escape(str(value))
+_esc = report_parts.esc
+_table = report_parts.table
+_kv = report_parts.quantities
 
 
 def _inline(text: str) -> str:
@@ -105,35 +104,6 @@ def markdown_to_html(text: str) -> str:
         else:
             i += 1
     return "\n".join(out)
-
-
-def _table(frame: pd.DataFrame, max_rows: int = 60, index: bool = False) -> str:
-    frame = frame.head(max_rows)
-    cols = ([frame.index.name or ""] if index else []) + [str(c) for c in frame.columns]
-    rows = ["<table><tr>" + "".join(f"<th>{_esc(c)}</th>" for c in cols) + "</tr>"]
-    for label, row in zip(frame.index, frame.itertuples(index=False)):
-        cells = [label] if index else []
-        cells += list(row)
-        rows.append("<tr>" + "".join(_cell(v) for v in cells) + "</tr>")
-    return "\n".join(rows) + "</table>"
-
-
-def _cell(value: Any) -> str:
-    if isinstance(value, (float, np.floating)):
-        if not np.isfinite(value):
-            text = "n/a"
-        else:
-            text = f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
-        return f'<td class="num">{text}</td>'
-    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
-        return f'<td class="num">{value:,}</td>'
-    return f"<td>{_esc(value)}</td>"
-
-
-def _kv(mapping: dict[str, Any]) -> str:
-    rows = [(k, json.dumps(jsonable(v)) if isinstance(v, (dict, list)) else v)
-            for k, v in mapping.items()]
-    return _table(pd.DataFrame(rows, columns=["quantity", "value"]), max_rows=200)
 
 
 def _flatten(tree: dict, prefix: str = "") -> dict[str, Any]:
@@ -197,15 +167,14 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
 
     parts.append("<h2>Facility: grid-facing metrics</h2>")
     parts.append(f"<p>Energy over the horizon: {summary['facility']['energy_kwh']:,.0f} kWh.</p>")
+    meta = summary["facility"].get("meta", {})
+    parts.append(report_parts.inference_note(load.power, meta))
     shown = metrics_table
     if "available" in metrics_table:
         shown = metrics_table[metrics_table["available"].astype(bool)].drop(columns="available")
-        missing = len(metrics_table) - len(shown)
-        if missing:
-            parts.append(f'<p class="muted">{missing} figures need a finer resolution than '
-                         f"{_esc(scenario.facility.freq)} and are listed as not available in "
-                         "metrics.csv.</p>")
-    parts.append(_figs(figures.facility_figures(load), dpi))
+        parts.append(report_parts.unavailable_note(metrics_table, scenario.facility.freq))
+    tz = figures.site_timezone(scenario.site)
+    parts.append(_figs(figures.facility_figures(load, tz=tz), dpi))
     parts.append("<details><summary>all grid-facing figures as a table</summary>")
     parts.append(_table(shown, max_rows=200))
     parts.append("</details>")
@@ -219,23 +188,24 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
             scalars = summary.get("grid", {}).get(study, {})
             if scalars:
                 parts.append(_kv(scalars))
-            for name, frame in figures.grid_tables(result).items():
+            for name, frame in figures.grid_tables(result, tz=tz).items():
                 parts.append(f"<p class='muted'>{_esc(name)}</p>" + _table(frame))
         parts.append(_figs(figures.grid_figures(grid_results, scenario.grid), dpi))
 
     if sizing is not None:
         parts.append("<h2>Microgrid sizing and dispatch</h2>")
-        parts.append(_kv(_flatten(summary.get("microgrid", {}))))
+        parts.append(report_parts.microgrid_section(summary.get("microgrid", {})))
         parts.append(_figs(figures.sizing_figures(sizing, pv), dpi))
 
     parts.append("<h2>Provenance</h2>")
-    meta = summary["facility"].get("meta", {})
     provenance = {"aiload version": summary["aiload_version"], "seed": summary["seed"],
-                  "scenario file": summary.get("source") or "(in memory)"}
-    for key in ("preset", "replicates", "profile_sources", "events", "wall_s"):
+                  "scenario file": summary.get("source") or "(in memory)",
+                  "time of day shown in": str(tz)}
+    for key in ("preset", "replicates", "events", "wall_s"):
         if key in meta:
-            provenance[f"facility {key}"] = meta[key]
+            provenance[f"facility_{key}"] = meta[key]
     parts.append(_kv(provenance))
+    parts.append(report_parts.profile_sources(meta))
     parts.append('<p class="muted">The full facility specification is in summary.json '
                  "(facility.meta.spec).</p>")
     if CREDITS_PATH.is_file():

@@ -221,6 +221,26 @@ class SiteSection(_Section):
         description="TMY3 weather file, absolute or relative to the scenario file; None: pvlib's "
         "bundled 723170TYA.CSV (Greensboro NC)",
     )
+    timezone: str | None = Field(
+        None,
+        description="the site's clock for time-of-day charts, an IANA name such as "
+        "'America/New_York' (data stay in UTC); None: 'America/New_York' for the bundled "
+        "Greensboro weather, else the weather file's standard-time UTC offset",
+    )
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        try:
+            pd.Timestamp("2025-01-01", tz=value)
+        except Exception:  # zoneinfo and pytz raise different types for an unknown zone
+            raise ValueError(
+                f"unknown time zone {value!r}; expected an IANA name such as 'America/New_York' "
+                "or 'Europe/Berlin', or a fixed offset such as 'Etc/GMT+5' (UTC-5)"
+            ) from None
+        return value
 
 
 class GridLimitsSection(_Section):

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
+from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
 from matplotlib.figure import Figure
 
 from aiload.errors import InputError
@@ -61,6 +62,14 @@ def _time_axis(x: PowerInput) -> tuple[np.ndarray, str]:
     if x.span_s > 3 * 3600:
         return x.t_s / 3600.0, "elapsed time [h]"
     return x.t_s / 60.0, "elapsed time [min]"
+
+
+def date_axis(ax, maxticks: int = 8) -> None:
+    """Readable wall-clock ticks on ``ax``'s x axis: at most ``maxticks`` labels, each naming only
+    what changes (hours within a day, days within a month), the rest once at the axis' end."""
+    locator = AutoDateLocator(minticks=3, maxticks=maxticks)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
 
 
 def _series_list(series, unit: str | None, kind: str = "auto") -> list[tuple[str, PowerInput]]:
@@ -122,10 +131,12 @@ def plot_percentile_bands(
     ax.fill_between(t, q1 * factor, q3 * factor, color=_BAND, alpha=0.38, linewidth=0,
                     label=f"P{percentiles[1]:g}–P{percentiles[3]:g}")
     ax.plot(t, mid * factor, color=_BAND, linewidth=1.1, label="median")
+    if first.absolute:
+        date_axis(ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(f"power [{label}]")
     ax.set_title(title or f"{values.shape[1]} replicates")
-    ax.legend(loc="lower center", ncols=3, frameon=False, fontsize=8)
+    fig.legend(loc="outside lower center", ncols=3, frameon=False, fontsize=8)
     return fig
 
 
@@ -136,6 +147,7 @@ def plot_calendar_bands(
     percentiles: tuple[float, float, float, float, float] = (5, 25, 50, 75, 95),
     title: str | None = None,
     kind: str = "auto",
+    tz: str | None = None,
 ) -> Figure:
     """Hour-of-day and day-of-week percentile bands of a series on absolute time.
 
@@ -145,6 +157,10 @@ def plot_calendar_bands(
         Power [W, kW or MW] on a tz-aware DatetimeIndex (hours and days in its time zone).
     unit : str, optional
         Unit of ``power``.
+    tz : str, optional
+        Time zone whose clock the hours and days are counted in (an IANA name such as
+        ``"America/New_York"``, or a fixed offset such as ``"Etc/GMT+5"``); None: the series'
+        own. The data are not changed, only where each interval falls.
     kind : {"auto", "intervals", "samples"}
         What a value means (see :func:`aiload.metrics.summary`).
     percentiles : 5 floats
@@ -159,7 +175,16 @@ def plot_calendar_bands(
             "time; add a start time, e.g. series.index = start + series.index."
         )
     factor, label = _power_scale(float(x.p_kw.max()))
-    s = pd.Series(x.p_kw * factor, index=x.index)
+    index = x.index
+    if tz is not None:
+        try:
+            index = index.tz_convert(tz)
+        except Exception as exc:  # pytz/zoneinfo raise several types for an unknown zone
+            raise InputError(
+                f"plot_calendar_bands: unknown time zone tz={tz!r} ({exc}); expected an IANA name "
+                "such as 'America/New_York' or a fixed offset such as 'Etc/GMT+5'."
+            ) from None
+    s = pd.Series(x.p_kw * factor, index=index)
     fig, axes = _figure(2, width=8.5)
     groups = ((s.index.hour, np.arange(24), "hour of day"), (s.index.dayofweek, np.arange(7), "day of week"))
     for ax, (key, positions, name) in zip(axes, groups):
@@ -170,11 +195,12 @@ def plot_calendar_bands(
         ax.fill_between(positions, stats[cols[1]], stats[cols[3]], color=_BAND, alpha=0.38,
                         step="mid", linewidth=0, label=f"P{percentiles[1]:g}–P{percentiles[3]:g}")
         ax.plot(positions, stats[cols[2]], color=_BAND, drawstyle="steps-mid", label="median")
-        ax.set_xlabel(f"{name} ({x.index.tz})")
+        ax.set_xlabel(f"{name} ({index.tz})")
         ax.set_ylabel(f"power [{label}]")
     axes[0].set_xticks(range(0, 24, 3))
     axes[1].set_xticks(range(7), _DAYS)
-    axes[0].legend(loc="lower left", frameon=False, fontsize=8)
+    fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3,
+               frameon=False, fontsize=8)
     fig.suptitle(title or x.name)
     return fig
 
