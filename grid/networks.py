@@ -151,9 +151,13 @@ def _from_json(path: Path) -> pp.pandapowerNet:
                 "network with pandapower.to_json from a trusted source."
             )
     try:
-        return pp.from_json_string(text, convert=True)
+        net = pp.from_json_string(text, convert=True)
     except Exception as exc:  # pandapower raises many types on a malformed network
+        net = exc
+    if not isinstance(net, pp.pandapowerNet):
+        got = f"{type(net).__name__}: {net}" if isinstance(net, Exception) else type(net).__name__
         raise InputError(
-            f"network file {str(path)!r} is JSON but not a pandapower network "
-            f"({type(exc).__name__}: {exc}); give a file written by pandapower.to_json."
-        ) from None
+            f"network file {str(path)!r} is JSON but not a pandapower network ({got}); give a "
+            "file written by pandapower.to_json."
+        )
+    return net

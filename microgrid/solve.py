@@ -93,8 +93,9 @@ def check_highs_options(options: Mapping[str, Any] | None,
         if name not in HIGHS_OPTIONS:
             near = difflib.get_close_matches(str(name), list(HIGHS_OPTIONS), n=1)
             hint = f" Did you mean {near[0]!r}?" if near else ""
+            words = str(name).split("_")
             why = ("it reads or writes files, which solver options may not do"
-                   if any(w in str(name) for w in ("file", "write", "read")) else
+                   if {"file", "write", "read"} & set(words) else
                    "it is not among the options that change how the solve runs")
             raise InputError(
                 f"{where}: option {name!r} is not allowed ({why}).{hint} Allowed: {allowed}."
