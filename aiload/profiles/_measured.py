@@ -16,6 +16,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from aiload.profiles import _node_power
+from aiload.resampling import integrate_samples
 from aiload.traces import combine, read_trace
 
 __all__ = ["MLPERF_TRAINING_RUNS", "H200_RUNS", "build_measured", "write_profiles"]
@@ -77,34 +78,65 @@ def _elapsed_frame(values: np.ndarray, step_s: float) -> pd.DataFrame:
     return pd.DataFrame({"r0": np.asarray(values, dtype=np.float64)}, index=index)
 
 
+def _run_window_profile(folder: Path, nodes: int, start_ms: int,
+                        stop_ms: int) -> tuple[np.ndarray, float, float, float]:
+    """Per-node interval means of a run on a grid from ``run_start`` [W], the per-node energy
+    of the run [J], the share of the run's node-seconds the logs cover [-] and the length of
+    the last interval [s] (its value is kept at its partial weight: value x step = energy)."""
+    files = sorted(folder.glob("node_*.txt"))
+    if len(files) != nodes:
+        raise InputError(f"{folder}: expected {nodes} node_*.txt files, found {len(files)}.")
+    step_ns = int(round(_STEP_TRAIN_S * 1e9))
+    start_ns, stop_ns = start_ms * 1_000_000, stop_ms * 1_000_000
+    edges = np.arange(start_ns, stop_ns, step_ns, dtype=np.int64)
+    edges = np.append(edges, stop_ns)
+    energy = np.zeros(edges.size - 1)
+    covered = np.zeros(edges.size - 1)
+    for path in files:
+        trace = read_trace(path)
+        t_ns = trace.power_w.index.asi8
+        clipped = np.clip(edges, t_ns[0], t_ns[-1])  # outside its log a node adds nothing
+        values = trace.total_w().to_numpy(np.float64)[:, None]
+        energy += integrate_samples(t_ns, values, clipped)[:, 0]
+        covered += np.diff(clipped) / 1e9
+    inside = np.flatnonzero(covered > 0)
+    if inside.size == 0 or inside.size != inside[-1] - inside[0] + 1:
+        raise InputError(f"{folder}: {int((covered <= 0).sum())} interval(s) of the run window are "
+                         "covered by no node log; expected logs spanning run_start->run_stop.")
+    length_s = np.diff(edges) / 1e9
+    mean_w = np.empty_like(energy)
+    mean_w[inside] = energy[inside] / covered[inside]
+    # at the very ends (the last few ms of a run may follow every log's last reading) the
+    # level of the nearest covered interval is held
+    mean_w[:inside[0]] = mean_w[inside[0]]
+    mean_w[inside[-1] + 1:] = mean_w[inside[-1]]
+    per_node_j = float((mean_w * length_s).sum())
+    return (mean_w * length_s / _STEP_TRAIN_S, per_node_j,
+            float(covered.sum() / (nodes * length_s.sum())), float(length_s[-1]))
+
+
 def _mlperf_training(data: Path) -> tuple[list[dict], list[dict], dict]:
     profiles, points, idle = [], [], {}
     for name, model, workload, system, bench, run, nodes, start_ms, stop_ms in MLPERF_TRAINING_RUNS:
         folder = data / _SMC / system / bench / "power" / run
         if start_ms is None:
             start_ms, stop_ms = _run_window_ms(data / _SMC / system / bench / f"{run}.txt")
-        job = read_trace(folder, combine_step_s=_STEP_TRAIN_S)
-        if not job.is_interval_means:  # a one-node run comes back as point samples
-            job = combine([(None, job)], step_s=_STEP_TRAIN_S)
-        if job.power_w.shape[1] != nodes:
-            raise InputError(f"{folder}: expected {nodes} node columns, read {job.power_w.shape[1]}.")
-        total = job.total_w()
-        start = pd.Timestamp(start_ms, unit="ms", tz="UTC")
-        stop = pd.Timestamp(stop_ms, unit="ms", tz="UTC")
-        step = pd.Timedelta(seconds=_STEP_TRAIN_S)
-        # whole grid intervals inside the run window only
-        inside = total[(total.index >= start) & (total.index + step <= stop)]
-        per_node = inside.to_numpy(np.float64) / nodes
+        per_node, energy_j, covered, last_s = _run_window_profile(folder, nodes, start_ms, stop_ms)
         duration_s = (stop_ms - start_ms) / 1e3
-        mean_w = float(per_node.mean())
+        mean_w = energy_j / duration_s
         src = _MLPERF_TRAIN_SRC.format(system=system, bench=bench, run=run)
         profiles.append(dict(
             name=name, workload=workload, model=model, hardware="8xH100-SXM", gpus_per_node=8,
             nodes=nodes, step_s=_STEP_TRAIN_S, power_w=_elapsed_frame(per_node, _STEP_TRAIN_S),
             measured=True, source=src, license="Apache-2.0", citation=_MLPERF_TRAIN_CITE,
             boundary="AC input power of the node (MLPerf power_reading, SMC-H100-AC-Power)",
-            notes=(f"All {nodes} node logs combined on a {_STEP_TRAIN_S:g} s grid (interval means), cut to "
-                   f"run_start->run_stop ({duration_s:.1f} s; whole intervals only) and divided by {nodes}."),
+            notes=(f"Each of the {nodes} node logs integrated exactly (linear between its readings) "
+                   f"over a {_STEP_TRAIN_S:g} s grid from run_start to run_stop ({duration_s:.2f} s); "
+                   "the per-node mean of an interval is the energy of the node logs that cover it over "
+                   f"their covered seconds (the nodes run in phase; the logs cover {covered:.1%} of the "
+                   f"run's node-seconds). The last interval covers {last_s:.3f} s of the run and holds "
+                   "that energy at its partial weight (value x step = energy), so the profile's energy "
+                   "is the run's."),
         ))
         for quantity, value in (("power_w_per_node", mean_w), ("duration_s", duration_s),
                                 ("energy_kwh", mean_w * nodes * duration_s / 3.6e6)):
@@ -113,7 +145,8 @@ def _mlperf_training(data: Path) -> tuple[list[dict], list[dict], dict]:
         if nodes == 1:
             # the 1-node log runs ~1 min past run_stop: the node steps down from ~2.95 kW (job
             # processes still holding the GPUs) and settles ~40 s after run_stop
-            after = total[total.index >= stop]
+            total = combine([(None, read_trace(folder))], step_s=_STEP_TRAIN_S).total_w()
+            after = total[total.index >= pd.Timestamp(stop_ms, unit="ms", tz="UTC")]
             level_w, count = _node_power.settled_level(after)
             idle["8xH100-SXM"] = dict(
                 power_w=level_w, series=after.to_numpy(np.float64)[-count:], step_s=_STEP_TRAIN_S,
