@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from aiload.metrics._input import PowerInput, as_power
-from aiload.metrics._table import row
+from aiload.metrics._table import row, unavailable
 from aiload.timeseries import energy_kwh as _interval_energy_kwh
 
 __all__ = [
@@ -126,8 +126,10 @@ def level_rows(x: PowerInput, fractions: tuple[float, ...]) -> list[dict]:
         row(g, "max_kw", peak_kw, "kW"),
         row(g, "min_kw", p.min(), "kW"),
         row(g, "std_kw", p.std(), "kW"),
-        row(g, "load_factor", mean_kw / peak_kw if peak_kw > 0 else np.nan, "1"),
-        row(g, "peak_to_average", peak_kw / mean_kw if mean_kw > 0 else np.nan, "1"),
+        row(g, "load_factor", mean_kw / peak_kw, "1") if peak_kw > 0 else
+        unavailable(g, "load_factor", "1", "", "the peak is 0 kW: mean / peak is undefined"),
+        row(g, "peak_to_average", peak_kw / mean_kw, "1") if mean_kw > 0 else
+        unavailable(g, "peak_to_average", "1", "", "the mean is 0 kW: peak / mean is undefined"),
     ]
     hours = hours_above_kw(x, np.asarray(fractions) * peak_kw)
     for frac, h in zip(fractions, hours):
