@@ -109,6 +109,50 @@ def _limits(field) -> str:
     return ", ".join(parts)
 
 
+def _tail() -> str:
+    """Paths, solver options and output folders: the rules that are not a field's type."""
+    from microgrid.solve import HIGHS_OPTIONS  # noqa: PLC0415
+
+    options = []
+    for name, (kind, choices) in HIGHS_OPTIONS.items():
+        allowed = ", ".join(f"`{c}`" for c in choices) if choices else kind.__name__
+        options.append(f"`{name}` ({allowed})")
+    return f"""
+## Paths in a scenario file
+
+`site.weather` and a `grid.network` file (`.json`, `.m`, `.mat`) written in a scenario file are
+relative to the scenario file's folder, wherever `aiload` is started; a path given with
+`--set` is relative to the current folder. A missing file is an error naming the line before
+anything runs.
+
+A network file is data: a pandapower JSON file may only name objects of pandapower, pandas,
+numpy, shapely, geojson and geopandas (its `_module` fields). Any other module is refused,
+named, before pandapower reads the file (pandapower's own loader would import it).
+
+## Solver options (`microgrid.options.highs_options`)
+
+`[microgrid.options]` passes keyword arguments to `microgrid.size()`. Its `highs_options`
+table may only hold these HiGHS options, which change how the solve runs:
+
+- {chr(10).join("- " + o for o in options)[2:]}
+
+Options that read or write files (`log_file`, `solution_file`, `write_*`, `read_*`), options
+that change what HiGHS prints and unknown names are errors that name the option and list the
+allowed ones; so are a `solver` outside the list, a `hipo` this HiGHS build lacks, and a
+non-finite or negative number (omit `time_limit` for no limit).
+
+## Output folders
+
+`aiload run -o DIR` and `aiload sweep -o DIR` write into `DIR` only when it is new, empty, or an
+earlier aiload output of the same kind, recognised by the marker file `.aiload-output.json`
+that lists the files aiload wrote there; a later run replaces those files and no others.
+A non-empty folder without the marker is refused unless `--overwrite` is given, and then too
+only files of the names aiload writes are replaced. A file, the current folder (or one that
+holds it), your home folder, a folder holding the scenario file and a missing or read-only
+parent folder are errors before the run. See [reliability](reliability.md).
+"""
+
+
 def render() -> str:
     """The schema reference as a Markdown string."""
     _paths()
@@ -125,7 +169,7 @@ def render() -> str:
             kind = _type_name(field.annotation).replace("|", "\\|")
             meaning = (field.description or "").replace("|", "\\|")
             out.append(f"| `{name}` | {kind} | {_default(field)} | {_limits(field)} | {meaning} |")
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + _tail()
 
 
 if __name__ == "__main__":
