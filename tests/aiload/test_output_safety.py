@@ -290,3 +290,20 @@ def test_debris_of_a_running_writer_is_kept(tmp_path):
     live = tmp_path / f".x.csv.{os.getpid()}-0123abcd.tmp"
     live.write_text("being written")
     assert clean_debris(tmp_path) == [] and live.exists()
+
+
+def test_metrics_plot_folder_is_checked_before_any_file_is_read(tmp_path):
+    import argparse
+
+    from aiload.metrics.cli import register
+
+    parser = argparse.ArgumentParser(prog="aiload")
+    register(parser.add_subparsers(dest="command"))
+    folder = tmp_path / "figures"
+    folder.mkdir()
+    (folder / "paper.png").write_bytes(b"mine")
+    # the input does not exist: the plot folder is refused first, so that is never looked at
+    args = parser.parse_args(["metrics", str(tmp_path / "missing.csv"), "--plot", str(folder)])
+    with pytest.raises(OutputError, match=r"figures' is not empty \(paper\.png\)"):
+        args.func(args)
+    assert _names(folder) == ["paper.png"]
