@@ -183,9 +183,11 @@ def intensity_path(process: CoxArrivals, t0_s: float, t1_s: float, start: pd.Tim
 
 def _ar1(noise: np.ndarray, phi: float) -> np.ndarray:
     """``x[0] = e[0]; x[k] = phi·x[k−1] + e[k]`` (vectorised in blocks)."""
+    if phi <= 0.0:
+        return noise.copy()
     out = np.empty_like(noise)
     # φ^-block stays below e^300 (far from overflow) whatever step/τ
-    block = int(min(4096, max(1, 300.0 / -np.log(phi)))) if 0 < phi < 1 else 4096
+    block = int(min(4096, max(1, 300.0 / -np.log(phi)))) if phi < 1 else 4096
     carry = 0.0
     powers = phi ** np.arange(1, block + 1)
     for b0 in range(0, len(noise), block):

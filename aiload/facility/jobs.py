@@ -24,7 +24,7 @@ __all__ = ["JobTable", "rate_modulation", "arrival_times_s", "draw_jobs", "Profi
            "BURN_IN_S", "burn_in_s"]
 
 #: default burn-in of a generated stream [s]; see docs/validation.md ("Steady-state start")
-BURN_IN_S = 3 * 86400.0
+BURN_IN_S = 4 * 86400.0
 
 
 def burn_in_s(streams) -> float:
