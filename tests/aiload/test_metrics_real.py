@@ -1,4 +1,4 @@
-"""aiload.metrics on the real traces in ../shared/data, against independent computations.
+"""aiload.metrics on the real traces (data_dir), against independent computations.
 
 The references here parse the files with a few lines of their own and compute each figure a
 second way (numpy interpolation on a dense grid, integer lags, FFT band filtering, pandas

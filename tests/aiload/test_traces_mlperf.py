@@ -1,4 +1,4 @@
-"""MLPerf power logs read from the real files in ../shared/data.
+"""MLPerf power logs read from the real files (data_dir: tests/data or the full set).
 
 Expected numbers come from the folders' SOURCE.md tables (computed there independently of
 aiload) or from a second, regex-based parse of the same file done here.

@@ -1,4 +1,4 @@
-"""WattAMeter logs: the real 4 x H100 example logs in ../shared/data/wattameter-example-logs.
+"""WattAMeter logs: the real 4 x H100 example logs in data_dir/wattameter-example-logs.
 
 Expected values: the folder's SOURCE.md (idle ~74-76 W, loaded ~650-680 W per GPU, means
 226-249 W) and a second parse of the same text done here with plain ``str.split``.
