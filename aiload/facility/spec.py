@@ -393,7 +393,9 @@ class InferenceSpec:
             )
         if self.capacity_per_s is not None and not self.capacity_per_s > 0:
             raise InputError(f"InferenceSpec.capacity_per_s: expected > 0, got {self.capacity_per_s!r}.")
-        if isinstance(self.min_replicas, bool) or not 0 <= self.min_replicas <= self.nodes:
+        if (isinstance(self.min_replicas, bool)
+                or not isinstance(self.min_replicas, (int, np.integer))
+                or not 0 <= self.min_replicas <= self.nodes):
             raise InputError(
                 f"InferenceSpec.min_replicas: expected 0..{self.nodes}, got {self.min_replicas!r}."
             )
