@@ -15,6 +15,7 @@ from numbers import Real
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from aiload.errors import InputError, InputWarning
 
@@ -25,6 +26,7 @@ __all__ = [
     "available_memory_bytes",
     "require_memory",
     "require_facility_memory",
+    "check_run_arguments",
     "SPIKE_FACTOR",
 ]
 
@@ -276,3 +278,45 @@ def require_facility_memory(n_bins: int, n_columns: int, replicates: int, stream
         available_bytes,
     )
     return needed
+
+
+_NOT_A_TIME = {"", "nan", "nat", "inf", "+inf", "-inf", "infinity", "none", "null"}
+
+
+def check_run_arguments(what: str, *, seed: Any, start: Any, end: Any, freq: Any) -> None:
+    """Refuse a seed, start, end or freq that no run can use, naming the argument.
+
+    Parameters
+    ----------
+    what : str
+        The function, for the message (e.g. ``"facility"``).
+    seed : int
+        Seed of the random draws: a whole number >= 0.
+    start, end : timestamp-like, or for ``end`` a duration such as ``"7D"``
+        Never NaN, NaT, inf or None.
+    freq : str or pandas.Timedelta
+        Never NaN, NaT, inf or None.
+    """
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(
+            f"{what}(seed=): expected a whole number >= 0, got {seed!r}; the same seed gives "
+            "the same output, e.g. seed=0."
+        )
+    for name, value in (("start", start), ("end", end), ("freq", freq)):
+        missing = value is None or value is pd.NaT
+        if isinstance(value, (float, np.floating)) and not math.isfinite(value):
+            missing = True
+        if isinstance(value, str) and value.strip().lower() in _NOT_A_TIME:
+            missing = True
+        if missing:
+            example = {"start": "'2025-01-06 00:00+00:00'", "end": "'7D' or a tz-aware timestamp",
+                       "freq": "'1min'"}[name]
+            raise InputError(f"{what}({name}=): got {value!r}; expected a real value, e.g. {example}.")
+    if isinstance(end, str) and not any(c in end for c in "-:"):
+        try:
+            pd.Timedelta(end)
+        except (TypeError, ValueError):
+            raise InputError(
+                f"{what}(end=): cannot read {end!r} as a duration or a timestamp; give e.g. "
+                "'7D', '12h' or '2025-01-13 00:00+00:00'."
+            ) from None

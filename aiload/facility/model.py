@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
-from aiload._checks import require_facility_memory
+from aiload._checks import check_run_arguments, require_facility_memory
 from aiload._version import __version__
 from aiload.errors import InputError
 from aiload.facility.catalogue import InferenceCurve, default_catalogue
@@ -324,6 +324,7 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
     spec = resolve_spec(spec_or_preset, overrides)
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
         raise InputError(f"facility(replicates=): expected an integer >= 1, got {replicates!r}.")
+    check_run_arguments("facility", seed=seed, start=start, end=end, freq=freq)
     start, freq_s, n_bins, fine_s = _grid(start, end, freq)
     require_facility_memory(n_bins, 6 + 2 * len(spec.inference), replicates, stream_to is not None,
                             f"facility({spec.name!r}, freq={freq!r}, {n_bins:,} intervals)")

@@ -158,3 +158,24 @@ def test_a_run_too_large_for_memory_is_refused_with_size_and_way_out():
     assert require_facility_memory(n, 6, 1, True, "year", available_bytes=16 * 2**30) == 0.0
     # a day at 1 min fits easily
     assert require_facility_memory(1440, 6, 1, False, "day", available_bytes=16 * 2**30) < 2**20
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"seed": -1}, r"facility\(seed=\): expected a whole number >= 0, got -1"),
+        ({"seed": NAN}, r"facility\(seed=\): expected a whole number >= 0, got nan"),
+        ({"end": "inf"}, r"facility\(end=\): got 'inf'; expected a real value"),
+        ({"end": NAN}, r"facility\(end=\): got nan"),
+        ({"end": "soon"}, r"facility\(end=\): cannot read 'soon' as a duration or a timestamp"),
+        ({"start": "NaT"}, r"facility\(start=\): got 'NaT'"),
+        ({"freq": None}, r"facility\(freq=\): got None"),
+    ],
+)
+def test_facility_call_arguments_that_no_run_can_use_are_named(kwargs, match):
+    import aiload  # noqa: PLC0415
+
+    args = {"start": "2025-01-06 00:00+00:00", "end": "1h", "freq": "15min", "progress": False,
+            **kwargs}
+    with pytest.raises(InputError, match=match):
+        aiload.facility("inference-1mw", **args)
