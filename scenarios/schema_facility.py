@@ -235,7 +235,10 @@ class InferenceSection(_SpecSection):
     ``[[facility.inference]]`` table."""
 
     nodes: int = Field(ge=1, description="nodes of the serving pool, taken out of the fleet [-]")
-    utilization: float = Field(gt=0.0, le=1.0, description="mean demand / pool capacity [-]")
+    utilization: float = Field(
+        gt=0.0, le=1.0, description="achieved mean share of busy nodes (sizing 'latency'), or "
+        "mean demand / pool capacity (sizing 'autoscaler') [-]"
+    )
     model: str = Field("llama3-70b", description="served model (for the power curve)")
     shape: Literal["servegen-m-large"] = Field(
         "servegen-m-large", description="demand shape (the real ServeGen trace)"
@@ -247,7 +250,15 @@ class InferenceSection(_SpecSection):
         None, gt=0.0, description="requests one node serves [requests/s]; None: from the fit"
     )
     latency_target_s: float | None = Field(
-        None, gt=0.0, description="latency target of the capacity fit [s]"
+        5.5, gt=0.0, description="median end-to-end latency target the capacity is read at; "
+        "None: the saturation throughput [s]"
+    )
+    sizing: Literal["latency", "autoscaler"] = Field(
+        "latency", description="nodes per interval from the latency target (NLR), or the "
+        "replica autoscaler with target_load/headroom/reaction_s"
+    )
+    timeout_s: float = Field(
+        60.0, ge=0.0, description="latency sizing: longest wait before a request gives up [s]"
     )
     target_load: float = Field(
         0.8, gt=0.0, le=1.0, description="autoscaling target load per node [-]"
@@ -282,8 +293,9 @@ class OverheadsSection(_SpecSection):
     loss_a: float = Field(0.02, ge=0.0, description="no-load loss coefficient [-]")
     loss_b: float = Field(0.01, ge=0.0, description="proportional loss coefficient [-]")
     loss_c: float = Field(0.02, ge=0.0, description="square-law loss coefficient [-]")
-    cooling: Literal["pue", "drybulb"] = Field(
-        "pue", description="constant PUE, or chillers/economiser driven by the dry-bulb"
+    cooling: Literal["pue", "drybulb", "liquid"] = Field(
+        "pue", description="constant PUE, air cooling driven by the dry-bulb (economiser and "
+        "chillers), or direct-to-chip liquid cooling"
     )
     pue: float = Field(1.3, ge=1.0, lt=5.0, description="cooling-only PUE [-]")
     weather: Literal["pvlib-greensboro"] = Field(
@@ -293,7 +305,7 @@ class OverheadsSection(_SpecSection):
         18.0, description="free cooling at or below this dry-bulb [degC]"
     )
     economiser_band_c: float = Field(
-        0.0, ge=0.0, lt=40.0, description="dry-bulb band above economiser_below_c over which the "
+        8.0, ge=0.0, lt=40.0, description="dry-bulb band above economiser_below_c over which the "
         "chillers take over linearly; 0 switches at the threshold [degC]"
     )
     economiser_fraction: float = Field(
@@ -301,6 +313,18 @@ class OverheadsSection(_SpecSection):
     )
     cop_at_35c: float = Field(4.0, gt=0.0, description="chiller COP at 35 degC dry-bulb [-]")
     cop_slope_per_c: float = Field(0.15, description="COP gain per degC cooler air [1/degC]")
+    cooling_time_constant_s: float = Field(
+        3600.0, ge=0.0, description="first-order lag of cooling behind IT and weather [s]"
+    )
+    liquid_capture: float = Field(
+        0.8, ge=0.0, le=1.0, description="'liquid': share of the heat on the cold plates [-]"
+    )
+    liquid_overhead: float = Field(
+        0.03, ge=0.0, lt=1.0, description="'liquid': pumps and dry coolers per unit heat [-]"
+    )
+    liquid_free_below_c: float = Field(
+        27.0, description="'liquid': dry-bulb up to which dry coolers alone suffice [degC]"
+    )
     power_cap_kw: float | None = Field(
         None, gt=0.0, description="facility power cap: jobs wait rather than exceed it [kW]"
     )

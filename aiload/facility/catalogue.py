@@ -30,6 +30,8 @@ __all__ = [
     "FallbackCatalogue",
     "default_catalogue",
     "constant_profile",
+    "capacity_at_latency",
+    "CAPACITY_RUNS",
 ]
 
 
@@ -139,12 +141,67 @@ class ProfilesCatalogue:
         return _bundled_job_profile(model, hardware, int(nodes))
 
     def inference_curve(self, model: str, hardware: str, latency_target_s: float | None):
+        """Power from the sustained-rate runs; capacity at ``latency_target_s`` from the
+        finite-pool runs of :data:`CAPACITY_RUNS` (:func:`capacity_at_latency`), or, without
+        a target, the saturation throughput of the 512-token runs (the former default)."""
         fit = self._p.scaling.online_inference(hardware=hardware)
+        if latency_target_s is None:
+            capacity = float(fit.capacity_per_s())
+            how = "saturation throughput, InstructCoder 512-token runs"
+        else:
+            runs = self._p.scaling.online_inference(hardware=hardware, **CAPACITY_RUNS)
+            capacity = capacity_at_latency(runs.capacity, latency_target_s)
+            how = (f"offered rate at median E2E latency {latency_target_s:g} s, "
+                   f"{CAPACITY_RUNS['dataset']} {CAPACITY_RUNS['output_tokens']}-token runs")
         return InferenceCurve(
             power_w=lambda rate: np.asarray(fit.power_w(np.asarray(rate)), dtype=float),
-            capacity_per_s=float(fit.capacity_per_s(latency_target_s=latency_target_s)),
-            source="aiload.profiles.scaling.online_inference (NLR online-rate runs)",
+            capacity_per_s=capacity,
+            source=f"aiload.profiles.scaling.online_inference (NLR online runs; capacity: {how})",
         )
+
+
+#: the NLR finite-pool runs the latency capacity is read from: InstructCoder prompts with the
+#: 256-token output cap (158 output tokens per request on average, the shortest measured)
+CAPACITY_RUNS = {"dataset": "instructcoder", "output_tokens": 256}
+#: above this offered rate the finite 1000-prompt pool arrives within a few seconds, so the
+#: latency measures the drain of one batch, not a rate the node sustains [requests/s]
+SUSTAINED_MAX_RATE_PER_S = 100.0
+
+
+def capacity_at_latency(table: pd.DataFrame, latency_target_s: float) -> float:
+    """Requests/s one node takes while its median end-to-end latency stays within a target
+    [requests/s].
+
+    The offered rate at which the median E2E latency of the NLR finite-pool runs (medians
+    over the repeats) reaches ``latency_target_s`` [s], interpolated linearly on the
+    monotone envelope of the latency over the sustained rates (<= 100 requests/s). It is an
+    *offered* rate: the runs' ``request_throughput`` divides 1,000 prompts by a duration that
+    includes the first request's latency and the drain after the last arrival, so it stays
+    below what the node takes while it keeps up (``docs/facility.md``, "Inference").
+
+    Parameters
+    ----------
+    table : pandas.DataFrame
+        ``request_rate_per_s`` [requests/s] and ``median_e2e_latency_s`` [s], by rate.
+    latency_target_s : float
+        Median end-to-end latency target [s].
+    """
+    rows = table[table["request_rate_per_s"] <= SUSTAINED_MAX_RATE_PER_S]
+    rows = rows.sort_values("request_rate_per_s")
+    rate = rows["request_rate_per_s"].to_numpy(dtype=float)
+    lat = np.maximum.accumulate(rows["median_e2e_latency_s"].to_numpy(dtype=float))
+    if not (np.isfinite(latency_target_s) and lat[0] <= latency_target_s <= lat[-1]):
+        raise InputError(
+            f"latency_target_s={latency_target_s!r} s is outside the median E2E latencies the "
+            f"sustained runs measured ({lat[0]:.2f} s at {rate[0]:g} to {lat[-1]:.2f} s at "
+            f"{rate[-1]:g} requests/s); give a target in that range or capacity_per_s= directly."
+        )
+    # first rate at which the envelope reaches the target, interpolated from the one before
+    k = int(np.searchsorted(lat, latency_target_s, side="left"))
+    if k == 0 or lat[k] == lat[k - 1]:
+        return float(rate[k])
+    share = (latency_target_s - lat[k - 1]) / (lat[k] - lat[k - 1])
+    return float(rate[k - 1] + share * (rate[k] - rate[k - 1]))
 
 
 @functools.lru_cache(maxsize=256)

@@ -30,7 +30,9 @@ from aiload.facility.inference import simulate_service
 from aiload.facility.io import FacilityLoad, StreamWriter
 from aiload.facility.jobpower import JobEnergy
 from aiload.facility.jobs import ProfileCache, burn_in_s, draw_jobs
-from aiload.facility.overheads import cooling_kw, design_overhead_factor, drybulb_c, losses_kw
+from aiload.facility.overheads import (
+    CoolingLag, cooling_kw, design_overhead_factor, drybulb_c, losses_kw,
+)
 from aiload.facility.presets import resolve_spec
 from aiload.facility.spec import FacilitySpec
 from aiload.facility.summation import box_seconds_per_bin
@@ -174,6 +176,8 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         unserved = 0.0  # requests beyond capacity, summed window by window [requests]
         rated_kw = fleet.it_rated_kw
         step = STREAM_WINDOW_BINS if windows.streaming else n_bins
+        # cooling lags IT and weather; its state goes from one streamed window to the next
+        lag = CoolingLag(spec.overheads.cooling_time_constant_s, freq_s)
         for w0 in range(0, n_bins, step):
             w1 = min(n_bins, w0 + step)
             t0 = w0 * freq_s
@@ -191,11 +195,12 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
             it_kw = fleet.it_kw(profile_w, busy + replicas)
             loss = losses_kw(it_kw, rated_kw, spec.overheads)
             temp = None
-            if spec.overheads.cooling == "drybulb":
+            if spec.overheads.cooling != "pue":
                 edges = np.arange(w1 - w0 + 1, dtype=np.float64) * freq_s  # from window start
                 stamps = start + pd.to_timedelta(t0 + edges, unit="s")
                 temp = drybulb_c(spec.overheads.weather, pd.DatetimeIndex(stamps))
             cool, econ = cooling_kw(it_kw, loss, spec.overheads, temp)
+            cool = lag(cool)
             cols: dict[str, np.ndarray] = {} if fleet.measured_at != "component" else {
                 "component_kw": profile_w / 1e3}
             cols |= {
@@ -368,7 +373,7 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
         "burn_in_s": first["burn_in_s"],
         "capacity_nodes": first["capacity_nodes"],
         "unserved_requests": first["unserved_requests"],
-        "economiser_h": first["economiser_h"] if spec.overheads.cooling == "drybulb" else None,
+        "economiser_h": first["economiser_h"] if spec.overheads.cooling != "pue" else None,
         "wall_s": time.perf_counter() - t_wall,
     }
     if writer is not None:

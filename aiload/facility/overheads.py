@@ -2,10 +2,12 @@
 
 Losses follow the no-load / proportional / square-law model of Rasmussen (APC White Paper 113,
 "Electrical Efficiency Modeling for Data Centers"): ``loss = P_rated·(a + b·x + c·x²)`` with
-``x = P_IT / P_rated``, i.e. an efficiency ``η(x) = x / (x + a + b·x + c·x²)``. Cooling is either
-a constant PUE or a dry-bulb-driven model: economiser (free cooling) at or below a threshold,
-otherwise a chiller whose COP falls linearly with outdoor temperature, optionally taking the
-heat over gradually across a band of temperatures (an integrated economiser).
+``x = P_IT / P_rated``, i.e. an efficiency ``η(x) = x / (x + a + b·x + c·x²)``. Cooling is a
+constant PUE, air cooling driven by the dry-bulb (an integrated economiser that hands the heat
+to chillers across a band of temperatures, the chillers' COP falling linearly with outdoor
+temperature) or direct-to-chip liquid cooling (a warm-water loop on dry coolers, trim
+chillers in the hottest hours, the rest of the heat air-cooled). :class:`CoolingLag` makes the
+cooling power follow its steady-state value with a first-order lag.
 """
 
 from __future__ import annotations
@@ -15,12 +17,14 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy import signal
 
 from aiload.errors import InputError
 from aiload.facility.spec import OverheadSpec
 from aiload.timeseries import require_tz_aware
 
-__all__ = ["losses_kw", "ups_efficiency", "cooling_kw", "drybulb_c", "design_overhead_factor"]
+__all__ = ["losses_kw", "ups_efficiency", "cooling_kw", "drybulb_c", "design_overhead_factor",
+           "CoolingLag", "chiller_cop"]
 
 
 def ups_efficiency(load_fraction: np.ndarray, spec: OverheadSpec) -> np.ndarray:
@@ -42,12 +46,15 @@ def losses_kw(it_kw: np.ndarray, rated_kw: float, spec: OverheadSpec) -> np.ndar
 
 
 def drybulb_c(weather, edges: pd.DatetimeIndex) -> np.ndarray:
-    """Outdoor dry-bulb temperature for each interval starting at ``edges[:-1]`` [°C].
+    """Outdoor dry-bulb temperature, mean of each interval starting at ``edges[:-1]`` [°C].
 
-    ``"pvlib-greensboro"`` reads pvlib's bundled TMY3 file 723170 (Greensboro, NC). TMY rows are
-    hour-*ending*: the row labelled 01:00 describes 00:00–01:00, so labels are moved back one
-    hour to the interval start. The typical year repeats for every simulated year (29 February
-    takes 28 February's values). A user Series must be tz-aware and hourly (interval-start).
+    ``"pvlib-greensboro"`` reads pvlib's bundled TMY3 file 723170 (Greensboro, NC). A TMY3
+    dry-bulb is the reading *at* the time of its row (NREL/TP-581-43156, TMY3 user's manual),
+    so the temperature is interpolated linearly between the hourly readings and averaged over
+    each interval (the mean of its two ends: exact for intervals that do not straddle a whole
+    hour, e.g. any freq that divides one hour on an hour-aligned grid). The typical year
+    repeats for every simulated year (29 February takes 28 February's values). A user Series
+    must be tz-aware and hourly, each value the mean of the hour it labels (interval-start).
     """
     if isinstance(weather, str):
         if weather != "pvlib-greensboro":
@@ -69,20 +76,26 @@ def drybulb_c(weather, edges: pd.DatetimeIndex) -> np.ndarray:
         starts = edges[:-1].tz_convert(tz)
         pos = ((starts.floor("1h") - base).total_seconds() // 3600).astype(int)
         return hourly.to_numpy(dtype=float)[pos]
-    starts = edges[:-1].tz_convert(tz)
-    hour_epoch = starts.asi8 // 3_600_000_000_000
-    unique, inverse = np.unique(hour_epoch, return_inverse=True)
-    stamps = pd.DatetimeIndex(unique * 3_600_000_000_000, tz="UTC").tz_convert(tz)
+    ns = edges.asi8
+    hour_ns = 3_600_000_000_000
+    hour_epoch = ns // hour_ns
+    frac = (ns - hour_epoch * hour_ns) / hour_ns
+    unique, inverse = np.unique(np.concatenate([hour_epoch, hour_epoch + 1]),
+                                return_inverse=True)
+    stamps = pd.DatetimeIndex(unique * hour_ns, tz="UTC").tz_convert(tz)
     doy = stamps.dayofyear.to_numpy()
     leap = stamps.is_leap_year
     doy = np.where(leap & (doy >= 60), doy - 1, doy)  # 29 Feb -> 28 Feb, rest shifted back
-    how = (doy - 1) * 24 + stamps.hour.to_numpy()
-    return table[how][inverse]
+    reading = table[(doy - 1) * 24 + stamps.hour.to_numpy()][inverse]
+    n = len(ns)
+    at_edges = reading[:n] + frac * (reading[n:] - reading[:n])
+    return 0.5 * (at_edges[:-1] + at_edges[1:])
 
 
 @functools.cache
 def _greensboro_tmy() -> tuple[np.ndarray, object]:
-    """Dry-bulb of pvlib's TMY3 723170 by hour of a non-leap year [°C] and its time zone.
+    """Dry-bulb readings of pvlib's TMY3 723170 at each whole hour of a non-leap year [°C],
+    and its time zone.
 
     Read once per process (a sweep or a campus run asks for it every run); read-only, since
     every caller shares it.
@@ -91,10 +104,10 @@ def _greensboro_tmy() -> tuple[np.ndarray, object]:
 
     path = Path(pvlib.__file__).parent / "data" / "723170TYA.CSV"
     data, _meta = pvlib.iotools.read_tmy3(path, coerce_year=2001, map_variables=True)
-    temp = data["temp_air"]
-    temp.index = temp.index - pd.Timedelta(hours=1)  # hour-ending -> interval start
+    temp = data["temp_air"]  # each row: the reading at its own time
     tz = temp.index.tz
     # one value per hour of a non-leap year, ordered from 1 January 00:00 local standard time
+    # (the row of 24:00 on 31 December, coerced to 1 January 00:00, is that hour's reading)
     how = ((temp.index - pd.Timestamp("2001-01-01", tz=tz)).total_seconds() // 3600).astype(int)
     how = np.mod(how, 8760)
     table = np.empty(8760)
@@ -103,28 +116,85 @@ def _greensboro_tmy() -> tuple[np.ndarray, object]:
     return table, tz
 
 
+def chiller_cop(temp_c: np.ndarray, spec: OverheadSpec) -> np.ndarray:
+    """Chiller COP at the dry-bulb: ``COP_35 + s·(35 − T)``, at least 1 [-]."""
+    return np.maximum(spec.cop_at_35c + spec.cop_slope_per_c * (35.0 - temp_c), 1.0)
+
+
+def _chiller_share(temp_c: np.ndarray, free_below_c: float, band_c: float) -> np.ndarray:
+    """Share of the heat on chillers: 0 up to ``free_below_c``, linear across the band [-]."""
+    if band_c > 0:
+        return np.clip((temp_c - free_below_c) / band_c, 0.0, 1.0)
+    return np.where(temp_c <= free_below_c, 0.0, 1.0)
+
+
 def cooling_kw(
     it_kw: np.ndarray, loss_kw: np.ndarray, spec: OverheadSpec, temp_c: np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray | None]:
-    """Cooling power [kW] and, for the dry-bulb model, a mask of economiser intervals.
+    """Steady-state cooling power [kW] and, for the weather models, a mask of intervals with the
+    air side on full free cooling.
 
     Constant PUE: ``cooling = (PUE − 1)·IT`` (a cooling-only PUE; the electrical losses come on
-    top, so the meter reads ``PUE·IT + losses``). Dry-bulb:
+    top, so the meter reads ``PUE·IT + losses``). Dry-bulb (air):
     ``cooling = heat·(f_econ + φ(T)/COP(T))``, heat = IT + losses,
     ``COP(T) = COP_35 + s·(35 − T)`` (at least 1), with the chillers' share of the heat
-    ``φ(T) = clip((T − T_econ)/ΔT, 0, 1)`` over the band ``ΔT = economiser_band_c``, or
-    ``[T > T_econ]`` when the band is 0. The mask marks full free cooling (``T <= T_econ``).
+    ``φ(T) = clip((T − T_econ)/ΔT, 0, 1)`` over the band ``ΔT = economiser_band_c`` (or a
+    switch at ``T_econ`` when the band is 0). Liquid: ``heat·(c·(f_liq + ψ(T)/COP(T)) +
+    (1 − c)·(f_econ + φ(T)/COP(T)))`` with ``c = liquid_capture``, ``f_liq = liquid_overhead``
+    and ``ψ(T) = clip((T − T_liq)/ΔT, 0, 1)`` from ``T_liq = liquid_free_below_c``.
     """
     if spec.cooling == "pue":
         return (spec.pue - 1.0) * np.asarray(it_kw, dtype=float), None
     heat = it_kw + loss_kw
+    cop = chiller_cop(temp_c, spec)
+    air = spec.economiser_fraction + _chiller_share(
+        temp_c, spec.economiser_below_c, spec.economiser_band_c) / cop
     economiser = temp_c <= spec.economiser_below_c
-    cop = np.maximum(spec.cop_at_35c + spec.cop_slope_per_c * (35.0 - temp_c), 1.0)
-    if spec.economiser_band_c > 0:
-        chillers = np.clip((temp_c - spec.economiser_below_c) / spec.economiser_band_c, 0.0, 1.0)
-    else:
-        chillers = np.where(economiser, 0.0, 1.0)
-    return heat * (spec.economiser_fraction + chillers / cop), economiser
+    if spec.cooling == "drybulb":
+        return heat * air, economiser
+    liquid = spec.liquid_overhead + _chiller_share(
+        temp_c, spec.liquid_free_below_c, spec.economiser_band_c) / cop
+    c = spec.liquid_capture
+    return heat * (c * liquid + (1.0 - c) * air), economiser
+
+
+class CoolingLag:
+    """First-order lag of the cooling power behind its steady-state value, on the output grid.
+
+    ``τ·dy/dt = u − y`` with ``u`` the steady-state cooling of each interval (constant over
+    it). Exact for that input, whatever the step ``Δ``: with ``a = exp(−Δ/τ)`` the value at
+    an interval's end is ``a·y_0 + (1 − a)·u`` and its mean ``u + (y_0 − u)·(τ/Δ)·(1 − a)``.
+    The state is carried from one call to the next, so a run streamed in windows gives the
+    same series as one in memory. The first interval starts at its own steady state (a
+    facility that has run in that state before ``start``).
+
+    Parameters
+    ----------
+    time_constant_s : float
+        ``τ`` [s]; 0 passes the input through.
+    step_s : float
+        Output interval ``Δ`` [s].
+    """
+
+    def __init__(self, time_constant_s: float, step_s: float) -> None:
+        self.time_constant_s, self.step_s = float(time_constant_s), float(step_s)
+        self.state_kw: float | None = None
+        if self.time_constant_s > 0:
+            ratio = self.step_s / self.time_constant_s
+            self._a = float(np.exp(-ratio))
+            self._gain = float(-np.expm1(-ratio) / ratio)  # (τ/Δ)·(1 − a)
+
+    def __call__(self, target_kw: np.ndarray) -> np.ndarray:
+        """Interval means of the lagged cooling for the next intervals' targets [kW]."""
+        u = np.asarray(target_kw, dtype=np.float64)
+        if self.time_constant_s == 0 or not len(u):
+            return u
+        y0 = float(u[0]) if self.state_kw is None else self.state_kw
+        a = self._a
+        y_end, _ = signal.lfilter([1.0 - a], [1.0, -a], u, zi=[a * y0])
+        y_start = np.concatenate(([y0], y_end[:-1]))
+        self.state_kw = float(y_end[-1])
+        return u + (y_start - u) * self._gain
 
 
 def design_overhead_factor(spec: OverheadSpec) -> float:
@@ -133,4 +203,8 @@ def design_overhead_factor(spec: OverheadSpec) -> float:
     if spec.cooling == "pue":
         return spec.pue + full_loss
     worst_cop = max(spec.cop_at_35c + spec.cop_slope_per_c * (35.0 - 45.0), 1.0)
-    return (1.0 + full_loss) * (1.0 + spec.economiser_fraction + 1.0 / worst_cop)
+    air = spec.economiser_fraction + 1.0 / worst_cop
+    if spec.cooling == "liquid":
+        c = spec.liquid_capture
+        air = c * (spec.liquid_overhead + 1.0 / worst_cop) + (1.0 - c) * air
+    return (1.0 + full_loss) * (1.0 + air)

@@ -4,7 +4,8 @@
   NLR/DIPLOEE colocation case) running Llama-2-70B LoRA fine-tuning and Stable Diffusion v2
   training jobs of 2–16 nodes; ``utilization=`` is the target mean node utilisation.
 - ``"inference-1mw"``: 283 nodes of 4×H100 (≈ 1 MW) serving Llama-3-70B to users with the
-  ServeGen demand shape; ``utilization=`` is mean demand / capacity.
+  ServeGen demand shape, nodes sized each minute by a latency target; ``utilization=`` is the
+  achieved mean share of busy nodes (as in the NLR study).
 - ``"campus-100mw"``: 9,800 nodes of 8×H100-SXM (≈ 100 MW IT nameplate at 10.2 kW/node, the
   DGX H100 rated maximum): one synchronous GPT-3-175B training job on 8,192 nodes (65,536
   GPUs) for the whole run, Llama-2-70B LoRA fine-tuning jobs on the rest of the job pool, and
@@ -94,22 +95,33 @@ def colocation_10mw(utilization: float = 0.6, *, nodes: int = 2840, backfill: bo
     )
 
 
-def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, target_load: float = 0.8,
-                  headroom: float = 0.1,
+def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, sizing: str = "latency",
+                  latency_target_s: float | None = 5.5, timeout_s: float = 60.0,
+                  target_load: float = 0.8, headroom: float = 0.1,
                   reaction_s: float = 300.0, bursts: bool = False, cooling: str = "pue",
                   catalogue: Any = None) -> FacilitySpec:
-    """1 MW inference: 283 × 4×H100 nodes serving Llama-3-70B.
+    """1 MW inference: 283 × 4×H100 nodes serving Llama-3-70B, sized as the NLR study does.
 
     Parameters
     ----------
     utilization : float
-        Mean demand / pool capacity, in (0, 1].
+        Achieved mean share of busy nodes, in (0, 1) (0.2–0.8 are the NLR reference cases);
+        with ``sizing="autoscaler"`` mean demand / pool capacity.
     nodes : int
         Serving nodes [-] (283 in the reference case).
+    sizing : str
+        ``"latency"`` (nodes per minute from a latency target) or ``"autoscaler"`` (the
+        former replica controller with ``target_load``, ``headroom``, ``reaction_s``).
+    latency_target_s : float
+        Median end-to-end latency target [s]: 5.5 s gives 62.5 requests/s per node on the NLR
+        runs (``docs/facility.md``, "Inference").
+    timeout_s : float
+        Longest wait of a request beyond capacity before it counts as unserved [s].
     """
     service = InferenceSpec(nodes=nodes, utilization=utilization, model="llama3-70b",
-                            target_load=target_load, headroom=headroom, reaction_s=reaction_s,
-                            bursts=bursts)
+                            sizing=sizing, latency_target_s=latency_target_s,
+                            timeout_s=timeout_s, target_load=target_load, headroom=headroom,
+                            reaction_s=reaction_s, bursts=bursts)
     return FacilitySpec(
         fleet=FleetSpec(nodes=nodes, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
                         nameplate_w=3520.0, **_boundary("4xH100", 3520.0)),
@@ -120,7 +132,7 @@ def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, target_load: fl
 
 def campus_100mw(utilization: float = 0.07, *, big_job_nodes: int = 8192,
                  serving_nodes: int = 800, inference_utilization: float = 0.5,
-                 cooling: str = "drybulb", catalogue: Any = None) -> FacilitySpec:
+                 cooling: str = "liquid", catalogue: Any = None) -> FacilitySpec:
     """≈100 MW AI campus of 9,800 × 8×H100-SXM nodes.
 
     Parameters
@@ -133,7 +145,11 @@ def campus_100mw(utilization: float = 0.07, *, big_job_nodes: int = 8192,
         Nodes of the Llama-3-70B service [-]; each counts as two 4×H100 servers of the
         measured NLR curve.
     inference_utilization : float
-        Mean demand / serving capacity, in (0, 1].
+        Achieved mean share of the serving nodes busy, in (0, 1).
+    cooling : str
+        ``"liquid"`` (direct-to-chip, the default: 80 % of the heat to a warm-water loop on dry
+        coolers, PUE ≈ 1.1), ``"drybulb"`` (air cooling with an integrated economiser) or
+        ``"pue"``; see ``docs/facility.md``, "Cooling".
     """
     big = JobStreamSpec(name="gpt3-pretraining", workloads={"gpt3-175b": 1.0},
                         node_counts={big_job_nodes: 1.0}, arrivals=(0.0,),

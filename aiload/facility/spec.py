@@ -328,9 +328,20 @@ class InferenceSpec:
     bursts : bool
         Add sub-10-min burstiness from the Azure/Mooncake arrivals (needs freq < 10 min).
     capacity_per_s : float, optional
-        Requests a node serves at the latency target [requests/s]; default from the fit.
+        Requests a node serves at the latency target [requests/s]; default from the
+        catalogue's curve at ``latency_target_s``.
     latency_target_s : float, optional
-        End-to-end latency target passed to the capacity fit [s].
+        Median end-to-end latency target [s]: the catalogue reads a node's capacity at it
+        (:func:`aiload.facility.catalogue.capacity_at_latency`; 5.5 s gives 62.5 requests/s
+        on the NLR runs). None: the saturation throughput (the former default, 40.6).
+    sizing : str
+        ``"latency"``: each decision interval runs the nodes its served requests need at the
+        capacity, requests beyond the pool wait up to ``timeout_s`` and then count as
+        unserved, and ``utilization`` is the achieved mean share of busy nodes (the NLR
+        study's sizing). ``"autoscaler"``: the former replica controller (``target_load``,
+        ``headroom``, ``reaction_s``) with ``utilization`` = mean demand / capacity.
+    timeout_s : float
+        Latency sizing: longest a request waits for a node before it gives up [s].
     target_load : float
         Autoscaling target: per-node load as a fraction of capacity, in (0, 1].
     headroom : float
@@ -354,7 +365,9 @@ class InferenceSpec:
     shape: Any = "servegen-m-large"
     bursts: bool = False
     capacity_per_s: float | None = None
-    latency_target_s: float | None = None
+    latency_target_s: float | None = 5.5
+    sizing: str = "latency"
+    timeout_s: float = 60.0
     target_load: float = 0.8
     headroom: float = 0.1
     reaction_s: float = 300.0
@@ -375,6 +388,12 @@ class InferenceSpec:
                      hint="Leave it out to take the capacity from the fit.")
         check_number(self.latency_target_s, "InferenceSpec.latency_target_s", gt=0.0, unit="s",
                      optional=True)
+        check_number(self.timeout_s, "InferenceSpec.timeout_s", ge=0.0, unit="s")
+        if self.sizing not in ("latency", "autoscaler"):
+            raise InputError(
+                f"InferenceSpec.sizing: expected 'latency' or 'autoscaler', got {self.sizing!r}."
+                f"{suggest(str(self.sizing), ['latency', 'autoscaler'])}"
+            )
         if hasattr(self.shape, "index") and hasattr(self.shape, "to_numpy"):
             rates = check_finite_values(self.shape, "InferenceSpec.shape (relative demand)")
             if (rates < 0).any() or not rates.mean() > 0:
@@ -420,7 +439,11 @@ class OverheadSpec:
     loss_a, loss_b, loss_c : float
         No-load, proportional and square-law loss coefficients [fraction of rated power].
     cooling : str
-        ``"pue"`` (constant power usage effectiveness) or ``"drybulb"`` (outdoor temperature).
+        ``"pue"`` (constant power usage effectiveness), ``"drybulb"`` (air cooling: an
+        integrated economiser and chillers driven by the outdoor temperature) or ``"liquid"``
+        (direct-to-chip: ``liquid_capture`` of the heat to a warm-water loop rejected by dry
+        coolers, trim chillers only in the hottest hours, the rest air-cooled as in
+        ``"drybulb"``; PUE ≈ 1.1, ``docs/facility.md``, "Cooling").
     pue : float
         Cooling-only PUE, ``(IT + cooling) / IT``; UPS/distribution losses come on top [-].
     weather : str or pandas.Series
@@ -431,13 +454,26 @@ class OverheadSpec:
     economiser_band_c : float
         Dry-bulb range above ``economiser_below_c`` over which the chillers take the heat over
         linearly (an integrated economiser: outdoor air still carries part of the load);
-        0 switches at the threshold [°C].
+        0 switches at the threshold, a step no plant makes [°C].
     economiser_fraction : float
         Cooling power per unit heat in economiser hours (fans, pumps) [-].
     cop_at_35c : float
         Chiller coefficient of performance at 35 °C dry-bulb [-].
     cop_slope_per_c : float
         COP gain per °C cooler outdoor air [1/°C].
+    cooling_time_constant_s : float
+        First-order lag of the cooling power behind its steady-state value for the interval's
+        IT heat and weather (chilled-water loop, thermal mass, chiller staging): applied
+        exactly on the output grid with the state carried across streamed windows; 0 for
+        none [s].
+    liquid_capture : float
+        ``"liquid"``: share of the heat taken by the cold plates [-].
+    liquid_overhead : float
+        ``"liquid"``: pumps, CDUs and dry-cooler fans per unit heat of the liquid loop [-].
+    liquid_free_below_c : float
+        ``"liquid"``: dry-bulb up to which dry coolers alone hold the loop's supply
+        temperature; trim chillers take the loop over linearly across
+        ``economiser_band_c`` above it [°C].
     power_cap_kw : float, optional
         Facility power cap [kW]: jobs wait rather than start when the nameplate power of the
         busy nodes with design overheads would exceed it (IT is never clipped).
@@ -450,10 +486,14 @@ class OverheadSpec:
     pue: float = 1.3
     weather: Any = "pvlib-greensboro"
     economiser_below_c: float = 18.0
-    economiser_band_c: float = 0.0
+    economiser_band_c: float = 8.0
     economiser_fraction: float = 0.05
     cop_at_35c: float = 4.0
     cop_slope_per_c: float = 0.15
+    cooling_time_constant_s: float = 3600.0
+    liquid_capture: float = 0.8
+    liquid_overhead: float = 0.03
+    liquid_free_below_c: float = 27.0
     power_cap_kw: float | None = None
 
     def __post_init__(self) -> None:
@@ -472,11 +512,18 @@ class OverheadSpec:
                      optional=True)
         if hasattr(self.weather, "index") and hasattr(self.weather, "to_numpy"):
             check_finite_values(self.weather, "OverheadSpec.weather (dry-bulb temperature [°C])")
-        if self.cooling not in ("pue", "drybulb"):
+        if self.cooling not in ("pue", "drybulb", "liquid"):
             raise InputError(
-                f"OverheadSpec.cooling: expected 'pue' or 'drybulb', got {self.cooling!r}."
-                f"{suggest(self.cooling, ['pue', 'drybulb'])}"
+                f"OverheadSpec.cooling: expected 'pue', 'drybulb' or 'liquid', got "
+                f"{self.cooling!r}.{suggest(self.cooling, ['pue', 'drybulb', 'liquid'])}"
             )
+        check_number(self.cooling_time_constant_s, "OverheadSpec.cooling_time_constant_s",
+                     ge=0.0, unit="s", hint="0 lets cooling follow IT and weather at once.")
+        check_number(self.liquid_capture, "OverheadSpec.liquid_capture", ge=0.0, le=1.0,
+                     unit="-", hint="Cold plates take e.g. 0.8 of a GPU node's heat.")
+        check_number(self.liquid_overhead, "OverheadSpec.liquid_overhead", ge=0.0, lt=1.0,
+                     unit="-")
+        check_number(self.liquid_free_below_c, "OverheadSpec.liquid_free_below_c", unit="°C")
         if not 1.0 <= self.pue < 5.0:
             raise InputError(f"OverheadSpec.pue: expected 1 <= PUE < 5, got {self.pue!r}.")
         if self.cop_at_35c <= 0 or self.economiser_fraction < 0:

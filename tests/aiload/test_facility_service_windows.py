@@ -19,6 +19,7 @@ CURVE = InferenceCurve(power_w=lambda r: 1000.0 + 30.0 * np.asarray(r), capacity
 
 
 def _spec(**kw) -> FacilitySpec:
+    kw.setdefault("sizing", "autoscaler")
     svc = InferenceSpec(nodes=20, utilization=0.7, model="line", **kw)
     return FacilitySpec(fleet=FleetSpec(nodes=20, idle_w=500.0), inference=(svc,),
                         catalogue=DictCatalogue({}, {"line": CURVE}))
