@@ -148,11 +148,36 @@ def _model_at(loc: Sequence[Any]) -> type[BaseModel] | None:
     return model
 
 
-def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int]) -> str:
+def _override_of(loc: Sequence[Any], overrides: Mapping[str, Any]) -> str | None:
+    """The ``--set`` key that put the value at ``loc`` there (or below it), if any."""
+    dotted = ".".join(str(p) for p in loc)
+    for key in overrides:
+        if key == dotted or key.startswith(dotted + ".") or dotted.startswith(key + "."):
+            return key
+    return None
+
+
+def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int],
+              overrides: Mapping[str, Any] | None = None) -> str:
     loc = [p for p in err["loc"] if not (isinstance(p, str) and "[" in p)]
     field = ".".join(str(p) for p in loc) or "(top level)"
-    line = _line_of(loc, lines)
-    where = f"line {line}: " if line else ""
+    key = _override_of(loc, overrides or {}) if loc else None
+    if key is not None:
+        # the value came from the command line, not from a line of the file
+        where = f"--set {key}={_toml(overrides[key])}: "
+        if err["type"] == "missing":
+            table = ".".join(str(p) for p in loc[:-1])
+            return (f"  {where}field {field!r} is required but missing: --set made a [{table}] "
+                    f"table the file does not have; add --set {field}=VALUE too.")
+    else:
+        line = _line_of(loc, lines)
+        where = f"line {line}: " if line else ""
+    if (err["type"] == "missing" and key is None and loc and tuple(map(str, loc[:-1])) not in lines
+            and _made_by_set(loc, overrides or {})):
+        table = ".".join(str(p) for p in loc[:-1])
+        made = next(k for k in overrides or {} if k.startswith(table + "."))
+        return (f"  --set {made}: field {field!r} is required but missing: --set made a "
+                f"[{table}] table the file does not have; add --set {field}=VALUE too.")
     if err["type"] == "extra_forbidden":
         model = _model_at(loc)
         allowed = sorted(model.model_fields) if model else []
@@ -167,6 +192,20 @@ def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int]) -> str:
         # a check across the keys of a whole table: name the table, not its contents
         return f"  {where}in table [{field}]: {message}."
     return f"  {where}field {field!r} = {value!r}: {message}."
+
+
+def _made_by_set(loc: Sequence[Any], overrides: Mapping[str, Any]) -> bool:
+    table = ".".join(str(p) for p in loc[:-1])
+    return bool(table) and any(k.startswith(table + ".") for k in overrides)
+
+
+def _toml(value: Any) -> str:
+    """A value as it would be typed after ``--set FIELD=``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return value
+    return repr(value) if not hasattr(value, "isoformat") else value.isoformat()
 
 
 def parse_set(text: str) -> tuple[str, list[Any]]:
@@ -209,8 +248,15 @@ def apply_overrides(raw: Mapping[str, Any], overrides: Mapping[str, Any]) -> dic
     for dotted, value in overrides.items():
         parts = dotted.split(".")
         node = data
-        for part in parts[:-1]:
+        for i, part in enumerate(parts[:-1]):
             child = _child(node, part, dotted)
+            if child is None and parts[i + 1].isdigit():
+                table = ".".join(parts[: i + 1])
+                raise ScenarioError(
+                    f"--set {dotted}: the scenario has no [[{table}]] tables, so "
+                    f"{parts[i + 1]!r} numbers none; write the tables in the file (see "
+                    "scenarios/bundled/custom-fleet.toml), then --set can change them."
+                )
             if child is None:
                 child = node[part] = {}
             if not isinstance(child, (dict, list)):
@@ -285,7 +331,7 @@ def load_scenario(
     try:
         scenario = Scenario.model_validate(data)
     except ValidationError as exc:
-        details = "\n".join(_describe(e, lines) for e in exc.errors())
+        details = "\n".join(_describe(e, lines, overrides) for e in exc.errors())
         count = exc.error_count()
         raise ScenarioError(
             f"scenario file {str(path)!r}: {count} problem{'s' if count > 1 else ''}:\n{details}"

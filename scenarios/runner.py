@@ -107,6 +107,13 @@ def _stage(name: str, progress: bool) -> float:
     return time.perf_counter()
 
 
+def _on_terminal() -> bool:
+    try:
+        return sys.stderr.isatty()
+    except (AttributeError, ValueError):  # replaced or closed stderr
+        return False
+
+
 def _facility_summary(load: Any) -> dict[str, Any]:
     table = metrics_summary(load.power["facility_kw"])
     return {"metrics": table.to_dict(orient="records"), "table": table}
@@ -174,7 +181,8 @@ def run_scenario(
 
     timings: dict[str, float] = {}
     t0 = _stage("facility", progress)
-    load = studies.run_facility(scenario.facility, progress=progress)
+    # a bar only on a terminal: in a log file its carriage returns pile up into one line
+    load = studies.run_facility(scenario.facility, progress=progress and _on_terminal())
     timings["facility_s"] = time.perf_counter() - t0
     t0 = _stage("metrics", progress)
     fsum = _facility_summary(load)

@@ -257,12 +257,41 @@ def local_cluster(workers: int, *, start_method: str | None = None):
                             dashboard_address=None, env=_WORKER_ENV)
 
 
+class _Lines:
+    """Progress as plain lines (stderr is a log file, not a terminal): at most one per 10 %."""
+
+    def __init__(self, total: int) -> None:
+        self.total, self.done, self.shown = total, 0, 0
+        print(f"aiload sweep: {total} tasks to compute", file=sys.stderr, flush=True)
+
+    def update(self) -> None:
+        self.done += 1
+        if self.done == self.total or self.done - self.shown >= max(1, self.total // 10):
+            self.shown = self.done
+            print(f"aiload sweep: {self.done}/{self.total} tasks done", file=sys.stderr,
+                  flush=True)
+
+    def close(self) -> None:
+        pass
+
+
+def _progress(total: int, progress: bool):
+    """A tqdm bar on a terminal, plain lines elsewhere, nothing without ``progress``."""
+    try:
+        terminal = sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        terminal = False
+    if progress and not terminal:
+        return _Lines(total)
+    from tqdm import tqdm  # noqa: PLC0415
+
+    return tqdm(total=total, desc="aiload sweep", unit="task", disable=not progress,
+                file=sys.stderr)
+
+
 def _execute(tasks: list[tuple[FacilitySection, int, str]], *, workers: int,
              scheduler: str | None, start_method: str | None, progress: bool) -> None:
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(tasks), desc="aiload sweep", unit="task", disable=not progress,
-               file=sys.stderr)
+    bar = _progress(len(tasks), progress)
     if scheduler is None and workers <= 0:
         for task in tasks:
             run_task(*task)
