@@ -36,7 +36,7 @@ from aiload.errors import InputError
 
 __all__ = ["MARKER", "OutputError", "Interrupted", "OutputDir", "check_output_file",
            "check_parent", "clean_debris", "read_marker", "write_marker", "temp_path",
-           "write_atomic", "signals_as_interrupts"]
+           "write_atomic", "signals_as_interrupts", "unmarked_output"]
 
 #: the marker file that makes a folder an aiload output
 MARKER = ".aiload-output.json"
@@ -246,6 +246,9 @@ class OutputDir:
         Files that must not lie inside the folder (the scenario file).
     create_parents : bool
         Create a missing parent folder (for default output paths) instead of refusing.
+    recognise : callable, optional
+        ``recognise(folder)`` returns the names of an output of this kind written before
+        aiload wrote markers (every entry one of its own names), or None.
 
     Examples
     --------
@@ -256,10 +259,12 @@ class OutputDir:
     """
 
     def __init__(self, path: str | os.PathLike, *, kind: str, overwrite: bool = False,
-                 protect: Iterable[str | os.PathLike] = (), create_parents: bool = False) -> None:
+                 protect: Iterable[str | os.PathLike] = (), create_parents: bool = False,
+                 recognise: Callable[[Path], list[str] | None] | None = None) -> None:
         self.path = Path(path).expanduser().absolute()
         self.kind = kind
         self.overwrite = overwrite
+        self._recognise = recognise
         self.staging: Path | None = None
         self._created = False
         if create_parents:
@@ -295,7 +300,7 @@ class OutputDir:
             return
         if not os.access(path, os.W_OK | os.X_OK):
             raise OutputError(f"output folder {str(path)!r}: no permission to write in it.")
-        marker = read_marker(path)
+        marker = self._marker()
         if self.overwrite:
             return
         if marker is not None and marker.get("kind") == self.kind:
@@ -320,10 +325,19 @@ class OutputDir:
     @property
     def previous(self) -> list[str]:
         """Names of the files an earlier aiload output of this kind listed in its marker."""
-        marker = read_marker(self.path)
+        marker = self._marker()
         if marker is None or marker.get("kind") != self.kind:
             return []
         return marker["files"]
+
+    def _marker(self) -> dict | None:
+        marker = read_marker(self.path)
+        if marker is None and self._recognise is not None and self.path.is_dir():
+            # an output of an aiload version that wrote no marker yet
+            files = self._recognise(self.path)
+            if files is not None:
+                marker = {"tool": "aiload", "kind": self.kind, "files": files}
+        return marker
 
     def __enter__(self) -> OutputDir:
         if not self.path.exists():
@@ -373,3 +387,19 @@ class OutputDir:
 
 def _is_debris(name: str) -> bool:
     return bool(_DEBRIS.match(name) or _STAGED.match(name))
+
+
+def unmarked_output(folder: Path, names: Callable[[str], bool], stamp: str) -> list[str] | None:
+    """The entries of ``folder`` when it is an aiload output written before markers existed.
+
+    It is one when every entry (debris aside) is a name aiload writes (``names(name)``) and
+    the JSON file ``stamp`` among them records an ``aiload_version``; otherwise None.
+    """
+    entries = sorted(p.name for p in folder.iterdir() if not _is_debris(p.name))
+    if stamp not in entries or not all(names(e) for e in entries):
+        return None
+    try:
+        data = json.loads((folder / stamp).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return entries if isinstance(data, dict) and "aiload_version" in data else None

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import sys
 import time
 from collections.abc import Mapping
@@ -23,7 +24,7 @@ import pandas as pd
 
 import aiload
 from aiload.metrics import summary as metrics_summary
-from aiload.outputs import OutputDir
+from aiload.outputs import OutputDir, unmarked_output
 from aiload.timeseries import energy_kwh
 from scenarios import report, studies
 from scenarios.jsonsafe import jsonable
@@ -107,6 +108,15 @@ def _stage(name: str, progress: bool) -> float:
     return time.perf_counter()
 
 
+_RUN_FILE = re.compile(r"^(facility(\.jobs|_bands)?|grid_\w+|microgrid_\w+)\.parquet$"
+                       r"|^(metrics\.csv|summary\.json|report\.html)$")
+
+
+def _earlier_run(folder: Path) -> list[str] | None:
+    """The files of an ``aiload run`` output written before aiload marked its folders."""
+    return unmarked_output(folder, lambda name: bool(_RUN_FILE.match(name)), "summary.json")
+
+
 def _on_terminal() -> bool:
     try:
         return sys.stderr.isatty()
@@ -160,7 +170,8 @@ def run_scenario(
         source_path = resolve_source(source)
         scenario = load_scenario(source_path, overrides=overrides)
     output = OutputDir(out_dir, kind="run", overwrite=overwrite, create_parents=create_parents,
-                       protect=[source_path] if source_path is not None else [])
+                       protect=[source_path] if source_path is not None else [],
+                       recognise=_earlier_run)
     out_dir = output.path
 
     # build every configuration object before computing anything

@@ -26,7 +26,7 @@ import pandas as pd
 import aiload
 from aiload.errors import InputError
 from aiload.metrics import summary as metrics_summary
-from aiload.outputs import OutputDir, clean_debris, write_atomic, write_marker
+from aiload.outputs import OutputDir, clean_debris, unmarked_output, write_atomic, write_marker
 from scenarios import report, studies
 from scenarios.loader import load_scenario, resolve_source
 from scenarios.runner import jsonable
@@ -400,7 +400,8 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     _check_start_method(start_method)  # before anything is written
     # absolute: workers may run in another directory
     output = OutputDir(out_dir, kind="sweep", overwrite=overwrite, create_parents=create_parents,
-                       protect=[resolve_source(source)])
+                       protect=[resolve_source(source)],
+                       recognise=lambda f: unmarked_output(f, _SWEEP_FILES.__contains__, _PLAN))
     out_dir = output.path
     base, cases = plan_cases(source, sets, overrides)
     replicates = base.sweep.replicates if replicates is None else int(replicates)

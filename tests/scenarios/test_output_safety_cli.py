@@ -200,3 +200,25 @@ def test_killed_sweep_leaves_no_worker_processes(tmp_path, signum):
     if signum == signal.SIGTERM:
         assert proc.returncode == 128 + signum
         assert not [p for p in (tmp_path / "sw").rglob("*") if p.name.endswith(".tmp")]
+
+
+def test_output_of_an_aiload_without_markers_is_recognised(tmp_path, capsys, no_simulation,
+                                                           monkeypatch):
+    from scenarios.runner import _earlier_run
+
+    old = tmp_path / "out"
+    old.mkdir()
+    (old / "summary.json").write_text('{"aiload_version": "0.1.0"}')
+    (old / "facility.parquet").write_bytes(b"PAR1")
+    (old / "grid_timeseries_vm_pu.parquet").write_bytes(b"PAR1")
+    assert _earlier_run(old) == ["facility.parquet", "grid_timeseries_vm_pu.parquet",
+                                 "summary.json"]
+    # one file that is not aiload's makes it the user's folder
+    (old / "notes.md").write_text("mine")
+    assert _earlier_run(old) is None
+    assert main(["run", "inference-1mw", "-o", str(old), "-q"]) == 2
+    assert "not an aiload output" in capsys.readouterr().err
+    (old / "notes.md").unlink()
+    # a summary.json that is not aiload's is not enough either
+    (old / "summary.json").write_text('{"mine": 1}')
+    assert _earlier_run(old) is None
