@@ -95,10 +95,8 @@ def check_number(
         )
     number = float(value)
     if math.isnan(number) or (math.isinf(number) and not (allow_inf and number > 0)):
-        raise InputError(
-            f"{what}: expected {expected}, got {number!r}; NaN and infinite values are not "
-            f"accepted.{tail}"
-        )
+        refused = "NaN and -inf are" if allow_inf else "NaN and infinite values are"
+        raise InputError(f"{what}: expected {expected}, got {number!r}; {refused} not accepted.{tail}")
     if (
         (ge is not None and not number >= ge)
         or (gt is not None and not number > gt)

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from aiload._checks import check_number
 from aiload.errors import AiloadError, InputError
 from aiload.timeseries import validate_power_series
 from microgrid.inputs import Battery, Carbon, Costs, Generator
@@ -219,6 +220,12 @@ def prepare_inputs(
             continue
         if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
             raise InputError(f"size: {name} must be a number >= 0 [kW], got {value!r}.")
+    for name, value, instead in (
+        ("import_limit_kw", import_limit_kw, "None to size the import capacity"),
+        ("ramp_limit_kw_per_h", ramp_limit_kw_per_h, "None for no ramp limit"),
+    ):
+        if value is not None and math.isinf(value):
+            raise InputError(f"size: {name}=inf is not a limit; give a finite value [kW] or {instead}.")
     if (isinstance(max_dump_load_kw, bool) or not isinstance(max_dump_load_kw, (int, float))
             or math.isnan(max_dump_load_kw) or max_dump_load_kw < 0):
         raise InputError(
@@ -423,6 +430,8 @@ def size(
         ramp_limit_kw_per_h=ramp_limit_kw_per_h,
         max_dump_load_kw=max_dump_load_kw,
     )
+    check_number(time_limit_s, "size: time_limit_s", gt=0.0, unit="s", optional=True, allow_inf=True)
+    check_number(mip_gap, "size: mip_gap", ge=0.0, lt=1.0, hint="A relative gap, e.g. 1e-4.")
     solve = {"time_limit_s": time_limit_s, "mip_gap": mip_gap, "highs_options": highs_options}
     result, cycling = _size(data, index, solve, export_limit_kw)
     if cycling.any() and not allow_simultaneous_charge_discharge:

@@ -179,3 +179,25 @@ def test_facility_call_arguments_that_no_run_can_use_are_named(kwargs, match):
             **kwargs}
     with pytest.raises(InputError, match=match):
         aiload.facility("inference-1mw", **args)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"import_limit_kw": INF}, r"size: import_limit_kw=inf is not a limit; give a finite value \[kW\] or None"),
+        ({"ramp_limit_kw_per_h": INF}, r"size: ramp_limit_kw_per_h=inf is not a limit"),
+        ({"time_limit_s": NAN}, r"size: time_limit_s: expected a number \(inf for no limit\) > 0 \[s\], got nan; NaN and -inf are not accepted"),
+        ({"mip_gap": -1.0}, r"size: mip_gap: expected a finite number >= 0 and < 1, got -1\.0"),
+    ],
+)
+def test_sizing_options_that_are_not_limits_are_named(kwargs, match):
+    import microgrid  # noqa: PLC0415
+    from microgrid.inputs import Costs  # noqa: PLC0415
+
+    load = pd.Series(np.full(6, 500.0), index=HOURS[:6], name="load_kw")
+    costs = Costs(pv_usd_per_kwp_year=110.0, battery_usd_per_kwh_year=30.0,
+                  battery_usd_per_kw_year=20.0, generator_usd_per_kw_year=60.0,
+                  import_usd_per_kwh=0.1)
+    args = {"pv_availability": None, "costs": costs, "import_limit_kw": 1000.0, **kwargs}
+    with pytest.raises(InputError, match=match):
+        microgrid.size(load, **args)
