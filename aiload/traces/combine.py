@@ -18,6 +18,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from aiload._checks import check_number
 from aiload.errors import InputError
 from aiload.resampling import find_gaps, integrate_samples
 from aiload.traces._trace import Trace, TraceMeta
@@ -26,11 +27,14 @@ __all__ = ["combine"]
 
 _NS = 1_000_000_000
 
+#: most grid steps of a combined run (8 bytes per step and column, several columns)
+_MAX_GRID = 200_000_000
+
 
 def _grid_step_ns(traces: Sequence[Trace], step_s: float | None) -> int:
     if step_s is not None:
-        if not step_s > 0:
-            raise InputError(f"combine_step_s must be > 0 [s], got {step_s!r}.")
+        check_number(step_s, "combine_step_s", ge=0.001, le=3600.0, unit="s",
+                     hint="The grid step of a run read from several files, e.g. 0.1.")
         return int(round(step_s * _NS))
     median_s = max(t.meta.sampling_interval_s for t in traces)
     return max(int(round(median_s * 1000)), 1) * 1_000_000
@@ -85,6 +89,12 @@ def combine(
             "expected files of the same run recorded at the same time."
         )
     n = (end - start) // step_ns
+    if n > _MAX_GRID:
+        raise InputError(
+            f"combine: a grid of {step_ns / _NS:g} s over the {(end - start) / _NS:g} s the files "
+            f"share has {n:,} steps, more than the {_MAX_GRID:,} aiload combines in memory; "
+            "pass a larger combine_step_s."
+        )
     edges = start + step_ns * np.arange(n + 1, dtype=np.int64)
 
     columns: dict[str, np.ndarray] = {}

@@ -148,7 +148,7 @@ def read_trace(
     """
     paths = _paths(path)
     check_tz(tz)
-    if format is not None and format not in FORMATS:
+    if format is not None and (not isinstance(format, str) or format not in FORMATS):
         raise InputError(f"read_trace: format={format!r} is not one of {list(FORMATS)}.")
     formats = [format or detect_format(p) for p in paths]
     if "nlr-metadata" in formats:

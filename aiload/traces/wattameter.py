@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from aiload._checks import check_number
 from aiload.errors import TraceFormatError
 from aiload.traces._trace import Trace, TraceMeta, check_power, check_times, tz_localize
 
@@ -111,6 +112,8 @@ def read_wattameter_file(
     Trace
         Columns ``gpu<i>`` or ``cpu<i>`` [W]; other channels in ``Trace.channels``.
     """
+    check_number(rapl_max_energy_range_uj, "rapl_max_energy_range_uj", gt=0.0, unit="uJ",
+                 hint="Read it from /sys/class/powercap/intel-rapl:<i>/max_energy_range_uj.")
     path = Path(path)
     cols, n_comments, run = _header(path)
     try:

@@ -165,3 +165,18 @@ def test_resample_refuses_text_data(samples_w):
     frame["host"] = "node1"
     with pytest.raises(InputError, match=r"column 'host' holds object values; expected power as numbers"):
         resample(frame, "5s")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"combine_step_s": float("inf")}, r"combine_step_s: expected a finite number >= 0\.001 and <= 3600 \[s\], got inf"),
+        ({"combine_step_s": 1e-9}, r"combine_step_s: .*got 1e-09"),
+        ({"rapl_max_energy_range_uj": float("nan")}, r"rapl_max_energy_range_uj: expected a finite number > 0 \[uJ\], got nan"),
+        ({"format": ["nvidia-smi"]}, r"read_trace: format=\['nvidia-smi'\] is not one of"),
+    ],
+)
+def test_bad_reader_options_name_the_option(data_dir, kwargs, match):
+    logs = sorted((data_dir / "wattameter-example-logs").glob("*.log"))
+    with pytest.raises(InputError, match=match):
+        read_trace(logs, **kwargs)
