@@ -48,11 +48,11 @@ def subset_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def data_dir(subset_dir) -> Path:
+def data_dir(request) -> Path:
     """The real measurements: ``$AILOAD_SHARED_DATA`` when set, else the repository subsets."""
     env = os.environ.get("AILOAD_SHARED_DATA")
     if not env:
-        return subset_dir
+        return request.getfixturevalue("subset_dir")
     path = Path(env).resolve()
     if not path.is_dir():
         pytest.fail(f"AILOAD_SHARED_DATA={env!r} is not a folder; unset it to use the subsets "
