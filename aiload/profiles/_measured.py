@@ -128,7 +128,8 @@ def _mlperf_training(data: Path) -> tuple[list[dict], list[dict], dict]:
         profiles.append(dict(
             name=name, workload=workload, model=model, hardware="8xH100-SXM", gpus_per_node=8,
             nodes=nodes, step_s=_STEP_TRAIN_S, power_w=_elapsed_frame(per_node, _STEP_TRAIN_S),
-            measured=True, source=src, license="Apache-2.0", citation=_MLPERF_TRAIN_CITE,
+            measured=True, extra={"measured_step_s": _STEP_TRAIN_S}, source=src,
+            license="Apache-2.0", citation=_MLPERF_TRAIN_CITE,
             boundary="AC input power of the node (MLPerf power_reading, SMC-H100-AC-Power)",
             notes=(f"Each of the {nodes} node logs integrated exactly (linear between its readings) "
                    f"over a {_STEP_TRAIN_S:g} s grid from run_start to run_stop ({duration_s:.2f} s); "
@@ -170,6 +171,7 @@ def _h200(data: Path) -> tuple[list[dict], dict]:
         profiles.append(dict(
             name=name, workload=workload, model=model, hardware="8xH200-SXM", gpus_per_node=8,
             nodes=1, step_s=1.0, power_w=_elapsed_frame(power, 1.0), measured=True,
+            extra={"measured_step_s": 1.0},
             source=_H200_SRC.format(bench=bench, scenario=scenario), license="Apache-2.0",
             citation=_H200_CITE, boundary="AC input power of the server (SPEC PTDaemon analyzer, 3 channels)",
             notes=("1 s analyzer samples inside LoadGen's power_begin->power_end window "
@@ -220,6 +222,7 @@ def build_measured(data: Path) -> tuple[list[dict], pd.DataFrame, dict]:
             name=f"idle-{hardware.lower()}", workload="idle", model="none", hardware=hardware,
             gpus_per_node=gpus, nodes=1, step_s=info["step_s"],
             power_w=_elapsed_frame(info["series"], info["step_s"]), measured=True,
+            extra={"measured_step_s": info["step_s"]},
             source=info["source"], license=info["license"], citation=info["citation"],
             boundary=info["boundary"], notes=info["notes"]))
     idle_json = {h: {k: v for k, v in info.items() if k != "series"} for h, info in idle.items()}

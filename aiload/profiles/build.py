@@ -12,7 +12,9 @@ Run ``python -m aiload.profiles.build --data ../shared/data``. It writes, into
   profiles (MLPerf 8xH100 training, MLPerf 8xH200 inference, idle levels);
 - ``idle.json`` — the per-node idle power of each hardware, with its derivation;
 - ``node_boundary.json`` — per hardware, where its profiles are measured and the layers up
-  to the rack input (rest of node, PSU conversion, network, storage), with their sources.
+  to the rack input (rest of node, PSU conversion, network, storage), with their sources;
+- ``subsample.json`` — the measured spectrum of the fluctuation below a profile's step
+  (:mod:`aiload.profiles.refine`).
 
 ``cited_training_points.csv`` is written by hand (the numbers are cited, not read from files).
 Every file is written to a temporary name and renamed, so a failed build leaves the old one.
@@ -29,7 +31,7 @@ from pathlib import Path
 import pandas as pd
 
 from aiload.errors import InputError
-from aiload.profiles import _measured, _node_power
+from aiload.profiles import _measured, _node_power, _subsample
 from aiload.traces import read_nlr_metadata
 
 __all__ = ["build", "build_nlr_tables", "main"]
@@ -127,6 +129,9 @@ def build(data: Path, out: Path | None = None) -> Path:
     boundary = _node_power.node_boundaries(data)
     _write_atomic(out / "node_boundary.json",
                   lambda tmp: tmp.write_text(json.dumps(boundary, indent=1, sort_keys=True)))
+    substep = _subsample.measure_substep(data)
+    _write_atomic(out / "subsample.json",
+                  lambda tmp: tmp.write_text(json.dumps(substep, indent=1, sort_keys=True)))
     return out
 
 

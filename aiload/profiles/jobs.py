@@ -16,7 +16,9 @@ duration, shape and per-node power of the nearest measured node count (``False``
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
+import zlib
 
 import numpy as np
 import pandas as pd
@@ -25,11 +27,15 @@ from aiload.errors import InputError
 from aiload.profiles import scaling
 from aiload.profiles._profile import Profile
 from aiload.profiles.library import _catalog_cached, get
+from aiload.profiles.refine import refine
 
-__all__ = ["job_profile", "ExtrapolationWarning", "EXTRAPOLATION_FACTOR", "measured_nodes"]
+__all__ = ["job_profile", "ExtrapolationWarning", "EXTRAPOLATION_FACTOR", "FINE_STEP_S",
+           "measured_nodes"]
 
 #: a request more than this factor outside the measured node counts is an extrapolation
 EXTRAPOLATION_FACTOR = 2.0
+#: the step job profiles are refined to by default [s]: the facility model's finest output
+FINE_STEP_S = 0.1
 
 
 class ExtrapolationWarning(UserWarning):
@@ -57,7 +63,7 @@ def _outside(fit: scaling.TrainingScaling, nodes: int) -> str:
 
 
 def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0,
-                extrapolate: bool | None = None) -> Profile:
+                extrapolate: bool | None = None, step_s: float | None = FINE_STEP_S) -> Profile:
     """Per-node profile of a training/fine-tuning job on ``nodes`` nodes.
 
     Parameters
@@ -78,6 +84,13 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0,
         holds the duration, shape and per-node power of the nearest measured node count
         (no scaling invented; ``nodes`` still sets ``Profile.nodes``). ``notes`` and
         ``extra`` say which applied.
+    step_s : float or None
+        Refine the base profile to this step before it is stretched
+        (:func:`aiload.profiles.refine.refine`: every measured interval's energy kept, the
+        structure below it from the measured sub-step spectrum) when its step is a larger
+        whole multiple of it [s]; None keeps the base profile's step. Default
+        :data:`FINE_STEP_S`, the facility model's finest output step, so a facility series at
+        0.1 s is not a staircase of 2 s measurements.
 
     Returns
     -------
@@ -116,7 +129,15 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0,
             f"replicate={replicate!r} out of range: the base profile {base.name!r} has "
             f"{base.replicates} replicate(s) (0..{base.replicates - 1})."
         )
-    values = base.power_w.iloc[:, replicate].to_numpy(np.float64)
+    base_step_s = base.step_s
+    one = dataclasses.replace(base, power_w=base.power_w.iloc[:, [replicate]])
+    if step_s is not None and base.step_s > step_s * (1 + 1e-9):
+        ratio = base.step_s / step_s
+        if abs(ratio - round(ratio)) <= 1e-6 * ratio:
+            # a fixed seed per base profile and replicate: the same profile on every call
+            one = refine(one, step_s, seed=zlib.crc32(f"{base.name}:{replicate}".encode()))
+    values = one.power_w.iloc[:, 0].to_numpy(np.float64)
+    refined = one.step_s != base_step_s
     lo, hi = measured_nodes(fit)
     why = _outside(fit, int(nodes))
     held_at = None
@@ -136,7 +157,7 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0,
     at = held_at if held_at is not None else nodes
     duration_s = float(fit.duration_s(at))
     mean_w = float(fit.power_w_per_node(at))
-    stretch = duration_s / (len(values) * base.step_s)
+    stretch = duration_s / (len(values) * one.step_s)
     scale = mean_w / values.mean()
     step_s = duration_s / len(values)
     index = pd.timedelta_range(start=pd.Timedelta(0), periods=len(values),
@@ -150,8 +171,13 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0,
         notes=(f"Derived from {base.name!r} (replicate {replicate}, "
                f"{'measured' if base.measured else 'synthesised'}): time stretched x{stretch:.4f} "
                f"to the fitted duration {duration_s:.1f} s, level scaled x{scale:.4f} to the fitted "
-               f"per-node mean {mean_w:.1f} W.{caveat}"),
+               f"per-node mean {mean_w:.1f} W.{caveat}"
+               + (f" Refined from {base_step_s:g} s to {one.step_s:g} s before the stretch "
+                  "(energy of every interval kept; structure below it from the measured "
+                  "sub-step spectrum)." if refined else "")),
         extra={"base": base.name, "stretch": stretch, "scale": scale,
                "extrapolated": bool(why) and held_at is None, "held_at_nodes": held_at,
-               "measured_nodes": (lo, hi)},
+               "measured_nodes": (lo, hi),
+               "measured_step_s": base_step_s if base.measured else base.extra.get("measured_step_s"),
+               "base_step_s": base_step_s, "refined_to_step_s": one.step_s if refined else None},
     )

@@ -217,7 +217,8 @@ def get(name: str) -> Profile:
                            gpus_per_node=4, nodes=s.nodes, step_s=s.step_s,
                            power_w=_synth_frame(name).copy(), measured=False, source=s.source,
                            license="CC-BY-4.0", citation=_NLR_CITE, boundary=_NLR_BOUNDARY,
-                           notes=s.notes)
+                           notes=s.notes,
+                           extra={"measured_step_s": None, "synthesised_step_s": s.step_s})
     raise _unknown_name(name)
 
 

@@ -7,7 +7,8 @@ equals the cited per-node mean *exactly*:
 
 - training: a start-up ramp from idle, periodic short dips (Llama-2 LoRA: every ≈ 12.8 s,
   ≈ 16 % deep, 5-7 s long), rare deep dips (Stable Diffusion evaluation/checkpoint: ≈ 40 s,
-  ≈ 65 % deep, every ≈ 344 s), white noise, a ramp down at the end;
+  ≈ 65 % deep, every ≈ 344 s), noise drawn per second (NVML's ≈ 1 s averaging) and
+  refined to the step with energy kept, a ramp down at the end;
 - offline inference: a fast ramp to the run's peak, then a linear decline whose slope makes
   the mean equal the run's mean;
 - online inference: a flat level at the run's mean with noise whose spread follows the
@@ -45,8 +46,13 @@ class TrainingShape:
         Rare deep dips (evaluation/checkpoint): period [s], depth [-], length [s].
         ``deep_depth=0`` switches them off.
     noise : float
-        Standard deviation of the white noise as a fraction of busy power [-] (an assumption,
-        not cited).
+        Standard deviation of the noise as a fraction of busy power [-] (an assumption, not
+        cited).
+    noise_step_s : float
+        The noise is drawn once per ``noise_step_s`` and refined to the profile's step with
+        :func:`aiload.profiles.refine.mean_preserving` [s]: the NLR series come from NVML,
+        which averages over ≈ 1 s (the WattAMeter log's idle->load step rises 10->90 % in
+        ≈ 1 s), so they hold no independent 0.2 s noise.
     """
 
     ramp_s: float = 2.0
@@ -58,9 +64,11 @@ class TrainingShape:
     deep_depth: float = 0.0
     deep_s: float = 40.0
     noise: float = 0.02
+    noise_step_s: float = 1.0
 
     def __post_init__(self) -> None:
-        for name in ("ramp_s", "dip_period_s", "dip_min_s", "dip_max_s", "deep_period_s", "deep_s"):
+        for name in ("ramp_s", "dip_period_s", "dip_min_s", "dip_max_s", "deep_period_s", "deep_s",
+                     "noise_step_s"):
             if not getattr(self, name) > 0:
                 raise InputError(f"TrainingShape.{name} must be > 0 [s], got {getattr(self, name)!r}.")
         for name in ("dip_depth", "deep_depth", "noise"):
@@ -113,6 +121,16 @@ def _check(duration_s: float, step_s: float, **levels_w: float) -> int:
     return n
 
 
+def _smooth_noise(n: int, step_s: float, shape: TrainingShape,
+                  rng: np.random.Generator) -> np.ndarray:
+    """``1 + noise`` drawn per ``noise_step_s`` and refined, energy kept, to ``step_s`` [-]."""
+    from aiload.profiles.refine import mean_preserving  # noqa: PLC0415 - refine imports Profile
+
+    k = max(1, int(round(shape.noise_step_s / step_s)))
+    draws = np.clip(1 + shape.noise * rng.standard_normal(-(-n // k)), 0.0, None)
+    return mean_preserving(draws, k)[:n]
+
+
 def synth_training(shape: TrainingShape, *, duration_s: float, mean_w: float, idle_w: float,
                    step_s: float = 0.2, replicates: int = 5, seed: int = 0) -> pd.DataFrame:
     """Per-node training profile from cited features; every column's mean is ``mean_w``.
@@ -153,7 +171,7 @@ def synth_training(shape: TrainingShape, *, duration_s: float, mean_w: float, id
         if shape.deep_depth > 0:
             phase = rng.uniform(0, shape.deep_period_s)
             rel[((t - phase) % shape.deep_period_s < shape.deep_s) & (t >= phase)] -= shape.deep_depth
-        rel *= 1 + shape.noise * rng.standard_normal(n)
+        rel *= _smooth_noise(n, step_s, shape, rng)
         # the ramps go from the idle level; busy level is only known after scaling, so use the
         # cited mean as its estimate (the exact rescale below fixes the level)
         idle_rel = min(idle_w / mean_w, 1.0)
