@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import pandas as pd
@@ -78,8 +79,10 @@ def summary(
     for band in bands:
         if len(band) != 2 or not 0 <= band[0] < band[1]:
             raise InputError(f"bands: got {band!r}; expected (low_hz, high_hz) with 0 <= low < high.")
-    if ramp_threshold is not None and not ramp_threshold > 0:
-        raise InputError(f"ramp_threshold: got {ramp_threshold!r}; expected a positive rate [kW/s].")
+    if ramp_threshold is not None and not 0 < ramp_threshold < math.inf:
+        raise InputError(
+            f"ramp_threshold: got {ramp_threshold!r}; expected a positive rate [kW/s], finite."
+        )
     rows = level_rows(x, tuple(fractions))
     rows += demand_rows(x)
     rows += ramp_rows(x, windows_s, ramp_threshold)

@@ -201,3 +201,11 @@ def test_sizing_options_that_are_not_limits_are_named(kwargs, match):
     args = {"pv_availability": None, "costs": costs, "import_limit_kw": 1000.0, **kwargs}
     with pytest.raises(InputError, match=match):
         microgrid.size(load, **args)
+
+
+def test_an_infinite_ramp_threshold_is_refused():
+    from aiload.metrics import summary  # noqa: PLC0415
+
+    power = pd.Series(np.arange(48.0), index=HOURS, name="it_kw")
+    with pytest.raises(InputError, match=r"ramp_threshold: got inf; expected a positive rate \[kW/s\], finite"):
+        summary(power, ramp_threshold=INF)
