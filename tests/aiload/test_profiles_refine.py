@@ -124,6 +124,8 @@ def test_synthesised_training_noise_is_not_white():
                                  **kw)["r0"].to_numpy()
     assert smooth.mean() == pytest.approx(2400.0) and white.mean() == pytest.approx(2400.0)
     # same spread over the run, far smaller 0.2 s increments away from the dip edges
-    inc = lambda x: np.median(np.abs(np.diff(x)))  # noqa: E731
+    def inc(x):
+        return np.median(np.abs(np.diff(x)))
+
     assert inc(smooth) < 0.4 * inc(white)
     assert smooth.std() == pytest.approx(white.std(), rel=0.25)
