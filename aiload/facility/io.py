@@ -36,9 +36,11 @@ class FacilityLoad:
     Attributes
     ----------
     power : pandas.DataFrame or None
-        Tz-aware fixed-step interval means: ``it_kw``, ``losses_kw``, ``cooling_kw``,
-        ``facility_kw`` (= their sum) [kW], ``busy_nodes`` [-] and, where they apply,
-        ``queued_jobs`` [-], ``requests_per_s``, ``served_requests_per_s`` [requests/s].
+        Tz-aware fixed-step interval means: ``it_kw`` (IT at the rack input), ``losses_kw``,
+        ``cooling_kw``, ``facility_kw`` (= their sum, the meter) [kW], ``busy_nodes`` [-] and,
+        where they apply, ``component_kw`` (GPU + CPU power, fleets whose profiles are measured
+        there: the NLR boundary) [kW], ``queued_jobs`` [-], ``requests_per_s``,
+        ``served_requests_per_s`` [requests/s].
         None when the series was streamed to Parquet (read it with ``read_facility``).
     jobs : pandas.DataFrame
         Event log, one row per job: ``arrival``, ``start``, ``end`` (tz-aware; NaT if not
