@@ -313,8 +313,9 @@ class OverheadsSection(_SpecSection):
     )
     cop_at_35c: float = Field(4.0, gt=0.0, description="chiller COP at 35 degC dry-bulb [-]")
     cop_slope_per_c: float = Field(0.15, description="COP gain per degC cooler air [1/degC]")
-    cooling_time_constant_s: float = Field(
-        3600.0, ge=0.0, description="first-order lag of cooling behind IT and weather [s]"
+    cooling_time_constant_s: float | None = Field(
+        None, ge=0.0, description="first-order lag of cooling behind IT and weather; None: "
+        "3600 for 'drybulb'/'liquid', 0 for 'pue' [s]"
     )
     liquid_capture: float = Field(
         0.8, ge=0.0, le=1.0, description="'liquid': share of the heat on the cold plates [-]"

@@ -177,7 +177,7 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         rated_kw = fleet.it_rated_kw
         step = STREAM_WINDOW_BINS if windows.streaming else n_bins
         # cooling lags IT and weather; its state goes from one streamed window to the next
-        lag = CoolingLag(spec.overheads.cooling_time_constant_s, freq_s)
+        lag = CoolingLag(spec.overheads.cooling_lag_s, freq_s)
         for w0 in range(0, n_bins, step):
             w1 = min(n_bins, w0 + step)
             t0 = w0 * freq_s

@@ -425,6 +425,10 @@ class InferenceSpec:
             )
 
 
+#: default time constant of the weather-driven cooling models' lag [s]
+DEFAULT_COOLING_LAG_S = 3600.0
+
+
 @dataclass(frozen=True)
 class OverheadSpec:
     """Distribution/UPS losses and cooling between the IT load and the meter.
@@ -461,11 +465,12 @@ class OverheadSpec:
         Chiller coefficient of performance at 35 °C dry-bulb [-].
     cop_slope_per_c : float
         COP gain per °C cooler outdoor air [1/°C].
-    cooling_time_constant_s : float
+    cooling_time_constant_s : float, optional
         First-order lag of the cooling power behind its steady-state value for the interval's
         IT heat and weather (chilled-water loop, thermal mass, chiller staging): applied
         exactly on the output grid with the state carried across streamed windows; 0 for
-        none [s].
+        none. Default (None): 3,600 s for ``"drybulb"`` and ``"liquid"``, 0 for ``"pue"`` (a
+        constant PUE is instantaneous by definition) — see :attr:`cooling_lag_s` [s].
     liquid_capture : float
         ``"liquid"``: share of the heat taken by the cold plates [-].
     liquid_overhead : float
@@ -490,7 +495,7 @@ class OverheadSpec:
     economiser_fraction: float = 0.05
     cop_at_35c: float = 4.0
     cop_slope_per_c: float = 0.15
-    cooling_time_constant_s: float = 3600.0
+    cooling_time_constant_s: float | None = None
     liquid_capture: float = 0.8
     liquid_overhead: float = 0.03
     liquid_free_below_c: float = 27.0
@@ -518,7 +523,8 @@ class OverheadSpec:
                 f"{self.cooling!r}.{suggest(self.cooling, ['pue', 'drybulb', 'liquid'])}"
             )
         check_number(self.cooling_time_constant_s, "OverheadSpec.cooling_time_constant_s",
-                     ge=0.0, unit="s", hint="0 lets cooling follow IT and weather at once.")
+                     ge=0.0, unit="s", optional=True,
+                     hint="0 lets cooling follow IT and weather at once.")
         check_number(self.liquid_capture, "OverheadSpec.liquid_capture", ge=0.0, le=1.0,
                      unit="-", hint="Cold plates take e.g. 0.8 of a GPU node's heat.")
         check_number(self.liquid_overhead, "OverheadSpec.liquid_overhead", ge=0.0, lt=1.0,
@@ -535,6 +541,14 @@ class OverheadSpec:
             )
         if self.power_cap_kw is not None and not self.power_cap_kw > 0:
             raise InputError(f"OverheadSpec.power_cap_kw: expected > 0 kW, got {self.power_cap_kw!r}.")
+
+    @property
+    def cooling_lag_s(self) -> float:
+        """Time constant of the cooling lag in use: ``cooling_time_constant_s``, or by default
+        3,600 s for the weather-driven models and 0 for a constant PUE [s]."""
+        if self.cooling_time_constant_s is not None:
+            return float(self.cooling_time_constant_s)
+        return 0.0 if self.cooling == "pue" else DEFAULT_COOLING_LAG_S
 
 
 @dataclass(frozen=True)

@@ -78,3 +78,12 @@ def test_campus_cooling_moves_less_than_3_mw_per_15_min_across_the_years_largest
     assert np.abs(np.diff(p["cooling_kw"].to_numpy())).max() < 3000.0
     pue = (p["facility_kw"].sum()) / p["it_kw"].sum()
     assert 1.05 < pue < 1.2  # a hot July week of direct-to-chip cooling
+
+
+def test_the_lag_defaults_to_an_hour_for_weather_models_and_none_for_a_constant_pue():
+    assert OverheadSpec(cooling="drybulb").cooling_lag_s == 3600.0
+    assert OverheadSpec(cooling="liquid").cooling_lag_s == 3600.0
+    assert OverheadSpec(cooling="pue").cooling_lag_s == 0.0  # PUE·IT + losses, every interval
+    assert OverheadSpec(cooling="pue", cooling_time_constant_s=900.0).cooling_lag_s == 900.0
+    with pytest.raises(InputError, match=r"OverheadSpec\.cooling_time_constant_s"):
+        OverheadSpec(cooling_time_constant_s=-1.0)
