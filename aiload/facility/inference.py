@@ -23,7 +23,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy import optimize
 
 from aiload.errors import InputError
 
@@ -209,6 +208,8 @@ def solve_demand_scale(relative: np.ndarray, utilization: float, block_s: float,
     The mean share of busy nodes rises monotonically with the scale; it is solved with
     Brent's method to a relative tolerance of 1e-9.
     """
+    from scipy import optimize  # noqa: PLC0415 - only latency-sized services need it
+
     relative = np.asarray(relative, dtype=np.float64)
 
     def busy_share(scale: float) -> float:

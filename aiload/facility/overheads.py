@@ -17,7 +17,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import signal
 
 from aiload.errors import InputError
 from aiload.facility.spec import OverheadSpec
@@ -189,6 +188,8 @@ class CoolingLag:
         u = np.asarray(target_kw, dtype=np.float64)
         if self.time_constant_s == 0 or not len(u):
             return u
+        from scipy import signal  # noqa: PLC0415 - ~1 s to import, only when a lag runs
+
         y0 = float(u[0]) if self.state_kw is None else self.state_kw
         a = self._a
         y_end, _ = signal.lfilter([1.0 - a], [1.0, -a], u, zi=[a * y0])
