@@ -359,7 +359,8 @@ class OutputDir:
     def commit(self) -> list[str]:
         """Move the staged files into the folder, drop files of the previous output that this
         one did not write again, and write the marker. Returns the names written."""
-        assert self.staging is not None, "commit() inside `with OutputDir(...)` only"
+        if self.staging is None:
+            raise RuntimeError("OutputDir.commit: call it inside `with OutputDir(...)`.")
         names = sorted(p.name for p in self.staging.iterdir())
         previous = self.previous
         # first list everything that is or may be ours, so a crash midway loses nothing
