@@ -173,11 +173,14 @@ def run(quick: bool = False) -> list[dict]:
     end = "2018-01-31 00:00+00:00" if quick else YEAR_END
     rows: list[dict] = []
     colo, infer = nlr_table("colocation_10mw"), nlr_table("inference_1mw")
-    colo_stats = {}
+    colo_stats, busy = {}, {}
     for u in colo.index:
         print(f"   colocation-10mw u={u} ...", file=sys.stderr, flush=True)
-        stats, _ = colocation_case(float(u), end)
+        stats, load = colocation_case(float(u), end)
         colo_stats[u] = stats
+        busy[f"aiload colocation-10mw u={u} (simulated)"] = (
+            load.power["busy_nodes"].to_numpy() / load.meta["spec"].fleet.nodes)
+        del load
         rows += compare_rows(f"colocation-10mw u={u}", stats, colo.loc[u], COLOCATION_KEYS,
                              not quick)
     for u in infer.index:
@@ -186,10 +189,6 @@ def run(quick: bool = False) -> list[dict]:
         rows += compare_rows(f"inference-1mw u={u}", stats, infer.loc[u], INFERENCE_KEYS,
                              not quick)
     # real clusters: occupancy and waits (no targets: other clusters, other workloads)
-    busy = {}
-    for u in colo.index:
-        _, load = colocation_case(float(u), "2018-03-01 00:00+00:00", "15min")
-        busy[f"aiload colocation u={u}"] = load.power["busy_nodes"].to_numpy() / 2840
     for name, series in {**busy, **cluster_occupancy()}.items():
         for q in (10, 50, 90):
             rows.append(_row(f"occupancy P{q}: {name}", float(np.percentile(series, q)), "-"))

@@ -1,0 +1,170 @@
+"""Figures and the table of docs/validation.md. Run from the project root:
+
+    python docs/scripts/make_validation_figures.py
+
+Writes ``docs/figures/validation_*.png`` (dpi 90) and prints the NLR comparison table in
+Markdown. Simulated series are aiload's (one year 2018 at 1 min, seed 1, as in
+``python -m benchmarks --only validation``); the cluster panels are the real Helios/Philly
+occupancy series in ``../shared/data`` and the published queue times of the Acme summary.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from benchmarks import bench_validation as bv  # noqa: E402
+
+import aiload  # noqa: E402
+from aiload.facility.arrivals import fitted, hour_of_week_factor  # noqa: E402
+
+FIG = ROOT / "docs" / "figures"
+DPI = 90
+FIT = ROOT / "aiload" / "facility" / "data" / "arrivals_helios_earth.json"
+
+
+def arrivals_fit() -> None:
+    fit = json.loads(FIT.read_text())
+    raw, colo = fitted("helios-earth"), fitted("colocation")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    hours = np.arange(24)
+    a.bar(hours, fit["fit"]["hour_of_day_raw"], color="0.8",
+          label="Helios vc6YE: submissions per hour of day / mean (measured)")
+    monday = pd.Timestamp("2018-01-01", tz="UTC")
+    t = (hours + 0.5) * 3600.0 + 86400.0  # a Tuesday
+    a.plot(hours, hour_of_week_factor(t, monday, raw), "k-", label="fit (3 harmonics), Tuesday")
+    a.plot(hours, hour_of_week_factor(t, monday, colo), "C1--",
+           label="colocation preset: profile$^{0.5}$")
+    a.set_xlabel("local hour of day")
+    a.set_ylabel("relative submission rate [-]")
+    a.legend(fontsize=7)
+    lags = np.array(fit["fit"]["lags_h"])
+    b.plot(lags, fit["fit"]["log_pair_correlation"], "o", color="0.4",
+           label="ln pair correlation of hourly counts (measured)")
+    grid = np.linspace(0.5, lags.max(), 200)
+    b.plot(grid, raw.sigma2 * np.exp(-grid * 3600.0 / raw.tau_s), "k-",
+           label=f"σ² e$^{{-s/τ}}$: σ² = {raw.sigma2:.2f}, τ = {raw.tau_s / 3600:.1f} h")
+    b.axhline(0, color="0.7", lw=0.8)
+    b.set_xlabel("lag [h]")
+    b.legend(fontsize=7)
+    fig.suptitle("Job submissions of a real GPU cluster and the fitted log-Gaussian Cox process",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(FIG / "validation_arrivals_fit.png", dpi=DPI)
+    plt.close(fig)
+
+
+def utilisation_and_waits(loads: dict) -> None:
+    colo = bv.nlr_table("colocation_10mw")
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4))
+    for k, (u, load) in enumerate(loads.items()):
+        busy = np.sort(load.power["busy_nodes"].to_numpy() / 2840)[::-1]
+        share = np.linspace(0, 100, len(busy))
+        a.plot(share, busy, color=f"C{k}", label=f"aiload u = {u} (simulated)")
+        ref = colo.loc[u]
+        a.plot([0, 10, 50], [ref["util_max"], ref["util_p90"], ref["util_median"]], "s",
+               color=f"C{k}", mfc="none", ms=8, label=f"NLR u = {u}: max, P90, median")
+        a.axhline(ref["util_mean"], color=f"C{k}", ls=":", lw=0.8)
+    for k, (name, series) in enumerate(bv.cluster_occupancy().items()):
+        a.plot(np.linspace(0, 100, len(series)), np.sort(series)[::-1], color=f"C{k + 2}",
+               lw=1, label=f"{name} (measured)")
+    a.set_xlabel("share of the minutes [%]")
+    a.set_ylabel("busy fraction [-]")
+    a.set_title("Occupancy duration curves", fontsize=9)
+    a.legend(fontsize=6.5)
+    for k, (u, load) in enumerate(loads.items()):
+        wait = load.jobs["queue_wait_s"].dropna().to_numpy()
+        wait = np.sort(np.maximum(wait, 1.0))
+        b.plot(wait / 3600.0, np.linspace(0, 1, len(wait)), color=f"C{k}",
+               label=f"aiload u = {u} (simulated)")
+    marks = list(bv.PUBLISHED_WAITS_S.items())
+    for k, (name, (mean_s, median_s)) in enumerate(marks):
+        b.plot(mean_s / 3600.0, 0.97 - 0.04 * k, "v", color=f"C{k + 4}",
+               label=f"{name}: mean (published)")
+    b.set_xscale("log")
+    b.set_xlim(1e-3, 100)
+    b.set_xlabel("queue wait [h] (no wait drawn at 1 s)")
+    b.set_ylabel("share of jobs [-]")
+    b.set_title("Queue waits", fontsize=9)
+    b.legend(fontsize=6.5, loc="lower right")
+    fig.tight_layout()
+    fig.savefig(FIG / "validation_occupancy_waits.png", dpi=DPI)
+    plt.close(fig)
+
+
+def steady_start() -> None:
+    spec = aiload.facility.colocation_10mw(0.8)
+    import dataclasses  # noqa: PLC0415
+
+    cold = dataclasses.replace(spec, streams=(dataclasses.replace(spec.streams[0],
+                                                                  burn_in_s=0.0),))
+    fig, ax = plt.subplots(figsize=(10, 3.4))
+    for label, s, style in (("burn-in of 4 days (default)", spec, "C0-"),
+                            ("no burn-in (empty cluster at start)", cold, "C3-")):
+        load = aiload.facility(s, start="2018-01-01 00:00+00:00", end="7D", freq="15min",
+                               seed=1, progress=False)
+        ax.plot(load.power.index, load.power["it_kw"] / 1e3, style, lw=1, label=label)
+    ax.set_ylabel("IT power [MW] (simulated)")
+    ax.set_title("colocation-10mw, u = 0.8, from Monday 2018-01-01 00:00 UTC, seed 1",
+                 fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(FIG / "validation_steady_start.png", dpi=DPI)
+    plt.close(fig)
+
+
+def campus_pue(pue: pd.Series) -> None:
+    fig, ax = plt.subplots(figsize=(8, 3))
+    ax.bar(pue.index.strftime("%b"), pue.to_numpy(), color="C0")
+    ax.set_ylim(1.0, max(1.5, float(pue.max()) + 0.05))
+    ax.set_ylabel("meter / IT energy [-]")
+    ax.set_title("campus-100mw, 2018 at 15 min: PUE by month (simulated; pvlib Greensboro TMY)",
+                 fontsize=9)
+    fig.tight_layout()
+    fig.savefig(FIG / "validation_campus_pue.png", dpi=DPI)
+    plt.close(fig)
+
+
+def markdown_table(stats: dict, table: pd.DataFrame, keys) -> str:
+    lines = ["| statistic | " + " | ".join(f"aiload u={u} | NLR u={u}" for u in stats) + " |",
+             "|---|" + "---|---|" * len(stats)]
+    for key in keys:
+        cells = []
+        for u, s in stats.items():
+            ref = float(table.loc[u, key])
+            ratio = f" ({s[key] / ref - 1:+.1%})" if ref else ""
+            cells += [f"{s[key]:.4g}{ratio}", f"{ref:.4g}"]
+        lines.append(f"| {key} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    FIG.mkdir(exist_ok=True)
+    arrivals_fit()
+    steady_start()
+    colo = bv.nlr_table("colocation_10mw")
+    stats, loads = {}, {}
+    for u in colo.index:
+        stats[u], loads[u] = bv.colocation_case(float(u))
+    utilisation_and_waits(loads)
+    print(markdown_table(stats, colo, bv.COLOCATION_KEYS))
+    infer = bv.nlr_table("inference_1mw")
+    istats = {u: bv.inference_case(float(u))[0] for u in infer.index}
+    print(markdown_table(istats, infer, bv.INFERENCE_KEYS))
+    pue = bv.campus_pue_by_month()
+    campus_pue(pue)
+    print(pue.round(3).to_string())
+
+
+if __name__ == "__main__":
+    main()
