@@ -79,8 +79,10 @@ def drybulb_c(weather, edges: pd.DatetimeIndex) -> np.ndarray:
     hour_ns = 3_600_000_000_000
     hour_epoch = ns // hour_ns
     frac = (ns - hour_epoch * hour_ns) / hour_ns
-    unique, inverse = np.unique(np.concatenate([hour_epoch, hour_epoch + 1]),
-                                return_inverse=True)
+    # the edges increase: their hours are one contiguous range (no sort needed)
+    first = int(hour_epoch[0])
+    unique = np.arange(first, int(hour_epoch[-1]) + 2, dtype=np.int64)
+    inverse = np.concatenate([hour_epoch, hour_epoch + 1]) - first
     stamps = pd.DatetimeIndex(unique * hour_ns, tz="UTC").tz_convert(tz)
     doy = stamps.dayofyear.to_numpy()
     leap = stamps.is_leap_year
