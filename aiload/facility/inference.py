@@ -268,8 +268,10 @@ def _latency_service(spec, curve, idle_w, start, step_s, n_steps, shape, capacit
         # the bundled shape repeats every 14 days: solve over one period, after a period of
         # warm-up that fills the queue as it would be at the period's start
         local = start.tz_convert(start.tz).normalize()
-        periods = int(round(SHAPE_PERIOD_S / block_s))
-        ref = DemandShape(spec.shape, local, block_s, 2 * periods, bursts=False, rng=None)()
+        steps = int(round(SHAPE_PERIOD_S / step_s))
+        ref_shape = DemandShape(spec.shape, local, step_s, 2 * steps, bursts=False, rng=None)
+        ref = _block_means(ref_shape, per_block, 2 * steps)
+        periods = steps // per_block
     else:
         ref, periods = observed, 0
     kw = dict(timeout_s=spec.timeout_s, min_nodes=spec.min_replicas)
