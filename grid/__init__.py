@@ -6,6 +6,9 @@
   constraint;
 - :func:`contingency` — N-1 screening at the facility's peak hours;
 - :func:`load_loss` — the facility tripping off at once, and dV/dP per MW;
+- :func:`pv_curve` — the facility bus' P-V curve to the nose (voltage-collapse margin);
+- :mod:`grid.topology` — is the facility bus supplied, and what cuts it off;
+- :mod:`grid.qlims` — generator reactive-power limits (PV -> PQ switching);
 - :mod:`grid.networks` — standard networks by name, user networks from files;
 - :mod:`grid.plots` — voltage envelopes, loading duration curves, hosting capacity, N-1.
 
@@ -28,6 +31,8 @@ __all__ = [
     "contingency",
     "load_loss",
     "LoadLoss",
+    "pv_curve",
+    "PVCurve",
 ]
 
 # pandapower takes seconds to import: load it on first use, so ``import grid`` stays light
@@ -41,6 +46,8 @@ _LAZY = {
     "contingency": ("grid.outages", "contingency"),
     "load_loss": ("grid.loadloss", "load_loss"),
     "LoadLoss": ("grid.loadloss", "LoadLoss"),
+    "pv_curve": ("grid.stability", "pv_curve"),
+    "PVCurve": ("grid.stability", "PVCurve"),
 }
 
 

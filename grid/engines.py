@@ -77,6 +77,11 @@ class Model:
     t_bus: np.ndarray
     ext_grid_offset_mw: float
     fast_reason: str | None
+    enforce_q_lims: bool = False
+    q_max_bus: np.ndarray | None = None
+    q_min_bus: np.ndarray | None = None
+    q_sched_bus: np.ndarray | None = None
+    q_lims_note: str = ""
 
 
 # numba=False in every runpp here: with numba installed, the first runpp of a process spends
@@ -115,10 +120,16 @@ def _fast_reason(net: pp.pandapowerNet) -> str | None:
     return None
 
 
-def prepare(net: pp.pandapowerNet, load_index: int) -> Model:
+def prepare(net: pp.pandapowerNet, load_index: int,
+            enforce_q_lims: bool | None = False) -> Model:
     """Solve ``net`` once (facility at 0 MW) and keep pandapower's internal matrices.
 
-    ``net`` is a copy made by :func:`grid.attach.attach`; it is solved in place.
+    ``net`` is a copy made by :func:`grid.attach.attach`; it is solved in place. With
+    ``enforce_q_lims`` the generators' summed Q limits per bus are kept for the PV -> PQ
+    switching of :func:`solve_newton` (see :mod:`grid.qlims`); None takes the network's
+    default (:func:`grid.qlims.default_enforce_q_lims`), and falls back to no limits, with a
+    warning and ``Model.q_lims_note``, when the network without the facility does not
+    converge with them (case300 in pandapower 3.5). An explicit True then raises.
     """
     net.load.at[load_index, "p_mw"] = 0.0
     net.load.at[load_index, "q_mvar"] = 0.0
@@ -181,6 +192,23 @@ def prepare(net: pp.pandapowerNet, load_index: int) -> Model:
         ext_grid_offset_mw=0.0,
         fast_reason=_fast_reason(net),
     )
+    from grid.qlims import bus_q_limits, resolve_enforce_q_lims
+
+    if resolve_enforce_q_lims(net, enforce_q_lims):
+        model.q_max_bus, model.q_min_bus, model.q_sched_bus = bus_q_limits(internal, base_mva,
+                                                                          sbus0)
+        model.enforce_q_lims = True
+        zero = np.zeros(1)
+        base_ok = (solve_runpp if model.fast_reason else solve_newton)(model, zero, zero,
+                                                                       np.ones(1))[1][0]
+        if not base_ok:
+            text = ("the network does not converge with generator Q limits enforced even "
+                    "without the facility (pandapower.runpp(enforce_q_lims=True) agrees)")
+            if enforce_q_lims:
+                raise InputError(f"{text}; pass enforce_q_lims=False to study it without them.")
+            model.enforce_q_lims = False
+            model.q_lims_note = f"Q limits not enforced: {text}"
+            log.warning("grid: %s; studied without them.", text)
     if len(ref) == 1 and len(net.ext_grid):
         p_calc = _slack_p_calc(model, v0[None, :], sbus0[None, :])[0]
         model.ext_grid_offset_mw = float(net.res_ext_grid.p_mw.sum()) - p_calc
@@ -305,12 +333,19 @@ def solve_newton(
     converged = np.zeros(n, dtype=bool)
     weights = np.zeros(len(model.v0))
     v_start = model.v0
+    q_limited = model.enforce_q_lims and model.pv.size > 0
+    if q_limited:
+        from grid.qlims import newton_q_limited
     for k in range(n):
-        solver.solve(model.ybus, v_start, sbus[k], model.ref, weights, model.pv, model.pq,
-                     MAX_ITERATION, TOLERANCE_MVA)
-        if solver.converged():
+        if q_limited:
+            v_k = newton_q_limited(solver, model, v_start, sbus[k], weights)
+        else:
+            solver.solve(model.ybus, v_start, sbus[k], model.ref, weights, model.pv, model.pq,
+                         MAX_ITERATION, TOLERANCE_MVA)
+            v_k = solver.get_V() if solver.converged() else None
+        if v_k is not None:
             converged[k] = True
-            out[k] = solver.get_V()
+            out[k] = v_k
             v_start = out[k]
         else:
             # a failed step must not poison the warm start of the next one
@@ -339,7 +374,7 @@ def solve_runpp(
         net.load.at[model.load_index, "q_mvar"] = q_mvar[k]
         try:
             pp.runpp(net, lightsim2grid=False, numba=False, tolerance_mva=TOLERANCE_MVA,
-                     max_iteration=MAX_ITERATION)
+                     max_iteration=MAX_ITERATION, enforce_q_lims=model.enforce_q_lims)
         except pp.LoadflowNotConverged:
             continue
         converged[k] = True

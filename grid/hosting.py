@@ -42,6 +42,14 @@ class HostingCapacity:
         The step that binds (the worst hour) when a background series was given.
     tolerance_mw : float
         Width of the final bisection bracket [MW].
+    enforce_q_lims : bool
+        Whether generator Q limits were enforced.
+    nose_p_mw : float
+        The nose of the facility bus' P-V curve (voltage collapse) at the binding step
+        [MW], within ``tolerance_mw`` (:func:`grid.pv_curve`).
+    collapse_margin_mw : float
+        ``nose_p_mw - p_mw``: how far beyond the hosting capacity the network would still
+        solve at all [MW]; near 0 when voltage collapse is what binds.
     """
 
     p_mw: float
@@ -52,6 +60,9 @@ class HostingCapacity:
     limit: float
     time: pd.Timestamp | None
     tolerance_mw: float
+    enforce_q_lims: bool = False
+    nose_p_mw: float = float("nan")
+    collapse_margin_mw: float = float("nan")
 
 
 def worst_violation(out: dict[str, np.ndarray], converged: np.ndarray, limits: Limits,
@@ -137,6 +148,7 @@ def hosting_capacity(
     background: pd.Series | None = None,
     p_max_mw: float = 10_000.0,
     tolerance_mw: float = 0.01,
+    enforce_q_lims: bool | None = None,
 ) -> HostingCapacity:
     """Largest constant facility load at ``bus`` that violates no limit, by bisection.
 
@@ -157,6 +169,10 @@ def hosting_capacity(
         Upper end of the search [MW]; the bracket grows from 1 MW by doubling.
     tolerance_mw : float
         Bisection stops when the bracket is narrower than this [MW].
+    enforce_q_lims : bool, optional
+        Enforce generators' reactive-power limits (PV -> PQ switching, as
+        ``pandapower.runpp(enforce_q_lims=True)``); None (default): on for networks whose
+        generators have Q limits (:mod:`grid.qlims`).
 
     Returns
     -------
@@ -196,7 +212,7 @@ def hosting_capacity(
             raise InputError("background: multipliers must be finite and non-negative.")
         times = background.index
     work, load_index = attach(net, bus, power_factor=pf)
-    model = engines.prepare(work, load_index)
+    model = engines.prepare(work, load_index, enforce_q_lims)
     # one step: Newton directly; a series: the batch engine where it is verified
     engine = "auto" if len(scale) > 1 else "newton"
     engine = "runpp" if model.fast_reason else engine
@@ -227,5 +243,11 @@ def hosting_capacity(
         else:
             hi, worst = mid, found
     k, element, quantity, value, limit = worst
+    from grid.stability import nose
+
+    found = nose(model, pf, p_start_mw=lo, step_mw=max(1.0, 0.1 * lo),
+                 tolerance_mw=tolerance_mw, p_max_mw=100.0 * p_max_mw, scale=float(scale[k]))
+    p_nose = float("nan") if found is None else found[0]
     return HostingCapacity(lo, bus, element, quantity, value, limit,
-                           None if times is None else times[k], tolerance_mw)
+                           None if times is None else times[k], tolerance_mw,
+                           model.enforce_q_lims, p_nose, p_nose - lo)

@@ -43,6 +43,8 @@ class LoadLoss:
         lower voltage).
     dp_mw : float
         Finite-difference step [MW].
+    enforce_q_lims : bool
+        Whether generator Q limits were enforced.
     """
 
     p_mw: float
@@ -54,10 +56,11 @@ class LoadLoss:
     lines_relieved: pd.DataFrame
     sensitivity_pu_per_mw: pd.Series
     dp_mw: float
+    enforce_q_lims: bool = False
 
 
 def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: float = 0.99,
-              dp_mw: float | None = None) -> LoadLoss:
+              dp_mw: float | None = None, enforce_q_lims: bool | None = None) -> LoadLoss:
     """Voltages and line loadings before and after the facility at ``bus`` trips.
 
     Parameters
@@ -72,6 +75,10 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
         Lagging power factor of the facility [-], in (0, 1].
     dp_mw : float, optional
         Step of the dV/dP central difference [MW]; default ``max(0.01 * p_mw, 0.01)``.
+    enforce_q_lims : bool, optional
+        Enforce generators' reactive-power limits (PV -> PQ switching, as
+        ``pandapower.runpp(enforce_q_lims=True)``); None (default): on for networks whose
+        generators have Q limits (:mod:`grid.qlims`).
 
     Returns
     -------
@@ -97,7 +104,7 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
     if not dp > 0:
         raise InputError(f"dp_mw: expected a positive step [MW], got {dp_mw!r}.")
     work, load_index = attach(net, bus, power_factor=pf)
-    model = engines.prepare(work, load_index)
+    model = engines.prepare(work, load_index, enforce_q_lims)
     p = np.array([p_mw, 0.0, p_mw + dp, max(p_mw - dp, 0.0)])
     solver = engines.solve_runpp if model.fast_reason else engines.solve_newton
     v, conv = solver(model, p, q_mvar(p, pf), np.ones(len(p)))
@@ -120,4 +127,5 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
     # a relief below 1e-3 % is solver noise on lines far from the facility, not an effect
     relieved = lines[lines.change_percent < -RELIEF_PERCENT].sort_values("change_percent")
     rise_bus = int(dv.idxmax())
-    return LoadLoss(float(p_mw), pre, post, dv, rise_bus, float(dv.max()), relieved, sens, dp)
+    return LoadLoss(float(p_mw), pre, post, dv, rise_bus, float(dv.max()), relieved, sens, dp,
+                    model.enforce_q_lims)

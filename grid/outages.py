@@ -34,6 +34,9 @@ def contingency(
     outages: str = "lines+trafos",
     power_factor: float = 0.99,
     n_peak: int = 24,
+    enforce_q_lims: bool | None = None,
+    margins: bool = True,
+    min_margin_fraction: float = 0.05,
 ) -> pd.DataFrame:
     """N-1: each line and/or transformer out in turn, at the facility's peak steps.
 
@@ -51,6 +54,16 @@ def contingency(
         Lagging power factor of the facility [-], in (0, 1].
     n_peak : int
         Number of highest-power steps studied (24 = the peak day's worth of hours).
+    margins : bool
+        Find each case's voltage-collapse margin (``nose_mw``, ``collapse_margin_mw``).
+    min_margin_fraction : float
+        Flag (``low_margin``) a case whose collapse margin is below this share of the
+        facility's peak [-]; default 0.05, the 5 % real-power margin WECC's
+        voltage-stability criterion asks of N-1 cases.
+    enforce_q_lims : bool, optional
+        Enforce generators' reactive-power limits (PV -> PQ switching, as
+        ``pandapower.runpp(enforce_q_lims=True)``); None (default): on for networks whose
+        generators have Q limits (:mod:`grid.qlims`).
 
     Returns
     -------
@@ -61,11 +74,16 @@ def contingency(
         outage leaves without supply [MW]: 0 unless ``facility_islanded``; an outage that
         islands the facility is an outcome of the study, not an error), ``converged_steps`` (of ``n_peak``), ``min_vm_pu`` and ``max_vm_pu`` [pu],
         ``max_line_loading_percent`` and ``max_trafo_loading_percent`` [%] over the peak
-        steps, and ``worst_time`` (the step with the lowest voltage).
+        steps, ``worst_time`` (the step with the lowest voltage), ``nose_mw`` (the largest
+        facility power the case can carry at all: the nose of its P-V curve,
+        :func:`grid.pv_curve`, within 0.1 % of the peak) [MW], ``collapse_margin_mw``
+        (``nose_mw`` minus the facility's peak; negative: the peak is beyond collapse) [MW]
+        and ``low_margin`` (margin below ``min_margin_fraction`` of the peak).
         Islanding is detected from the topology after the outage (connected components of
         the remaining branches; pandapower's own check on the reference path): buses left
         without a path to the slack are counted here and left out of the solution, never
-        solved silently.
+        solved silently. ``table.attrs["enforce_q_lims"]`` says whether generator Q limits
+        were enforced.
 
     Notes
     -----
@@ -80,11 +98,14 @@ def contingency(
         raise InputError(f"outages: expected one of {list(_OUTAGES)}, got {outages!r}.")
     if not (isinstance(n_peak, int) and n_peak > 0):
         raise InputError(f"n_peak: expected a positive int, got {n_peak!r}.")
+    if not (isinstance(min_margin_fraction, (int, float)) and 0 <= min_margin_fraction < 10):
+        raise InputError(f"min_margin_fraction: expected a share in [0, 10), e.g. 0.05, got "
+                         f"{min_margin_fraction!r}.")
     times = peak_steps(series, n_peak)
     p = series.loc[times].to_numpy()
     q = q_mvar(p, pf)
     work, load_index = attach(net, bus, power_factor=pf)
-    base = engines.prepare(work, load_index)
+    base = engines.prepare(work, load_index, enforce_q_lims)
     cases: list[tuple[str, str | None, int | None]] = [("none", None, None)]
     for kind in _OUTAGES[outages]:
         table = net[kind]
@@ -94,15 +115,16 @@ def contingency(
     intact = None
     for name, kind, idx in cases:
         row = {"element": name, "islanded_buses": 0, "facility_islanded": False,
-               "facility_unserved_mw": 0.0, "converged_steps": 0, "min_vm_pu": np.nan, "max_vm_pu": np.nan,
-               "max_line_loading_percent": np.nan, "max_trafo_loading_percent": np.nan,
-               "worst_time": pd.NaT}
+               "facility_unserved_mw": 0.0, "converged_steps": 0, "min_vm_pu": np.nan,
+               "max_vm_pu": np.nan, "max_line_loading_percent": np.nan,
+               "max_trafo_loading_percent": np.nan, "worst_time": pd.NaT,
+               "nose_mw": np.nan, "collapse_margin_mw": np.nan, "low_margin": False}
         found = study(base, kind, idx, p, q)
         if found is None:
             log.info("grid.contingency: %s: the case does not converge", name)
             rows.append(row)
             continue
-        out, conv, energised = found
+        out, conv, energised, model = found
         if intact is None:
             intact = energised
         row["islanded_buses"] = int((intact & ~energised).sum())
@@ -121,8 +143,28 @@ def contingency(
                 values = out[key][conv]
                 finite = values[np.isfinite(values)]
                 row[f"max_{key}"] = float(finite.max()) if finite.size else np.nan
+        if margins and not row["facility_islanded"]:
+            _add_margin(row, model, pf, float(p.max()), bool(conv[int(np.argmax(p))]),
+                        min_margin_fraction)
         rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    table.attrs["enforce_q_lims"] = base.enforce_q_lims
+    return table
+
+
+def _add_margin(row: dict, model: engines.Model, pf: float, peak_mw: float, peak_solved: bool,
+                min_margin_fraction: float) -> None:
+    """The case's nose and collapse margin, stepping up from its peak (or from 0)."""
+    from grid.stability import nose
+
+    start = peak_mw if peak_solved else 0.0
+    found = nose(model, pf, p_start_mw=start, step_mw=max(1.0, 0.1 * peak_mw),
+                 tolerance_mw=max(1e-3 * peak_mw, 1e-3), p_max_mw=1e7)
+    if found is None:
+        return
+    row["nose_mw"] = found[0]
+    row["collapse_margin_mw"] = found[0] - peak_mw
+    row["low_margin"] = bool(row["collapse_margin_mw"] < min_margin_fraction * peak_mw)
 
 
 def _fast_case(base: engines.Model, kind: str | None, idx: int | None, p: np.ndarray,
@@ -145,7 +187,7 @@ def _fast_case(base: engines.Model, kind: str | None, idx: int | None, p: np.nda
     if kind is not None:
         # the element itself carries nothing once out, as pandapower reports it
         out[f"{kind}_loading_percent"][:, base.net[kind].index.get_loc(idx)] = 0.0
-    return out, conv, energised
+    return out, conv, energised, model
 
 
 def _runpp_case(base: engines.Model, kind: str | None, idx: int | None, p: np.ndarray,
@@ -155,10 +197,10 @@ def _runpp_case(base: engines.Model, kind: str | None, idx: int | None, p: np.nd
     if kind is not None:
         case[kind].at[idx, "in_service"] = False
     try:
-        model = engines.prepare(case, base.load_index)
+        model = engines.prepare(case, base.load_index, base.enforce_q_lims)
     except InputError:
         return None
     scale = np.ones(len(p))
     v, conv = engines.solve_runpp(model, p, q, scale)
     out = engines.flows(model, v, p, q, scale)
-    return out, conv, case.res_bus.vm_pu.notna().to_numpy()
+    return out, conv, case.res_bus.vm_pu.notna().to_numpy(), model

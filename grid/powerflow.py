@@ -44,11 +44,14 @@ class GridResult:
     bus : int
         The facility's bus.
     engine : str
-        The engine that produced the results (``"lightsim2grid"``, ``"newton"``, ``"runpp"``).
+        The engine that produced the results (``"lightsim2grid"``, ``"newton"``, ``"runpp"``;
+        ``"newton_qlims"`` / ``"runpp_qlims"`` when generator Q limits were enforced).
     engine_reason : str
         Why that engine was used (the fallback reason under ``engine="auto"``).
     limits : Limits
         The limits used by :meth:`violations` when none are given.
+    enforce_q_lims : bool
+        Whether generator reactive-power limits were enforced (PV -> PQ switching).
     """
 
     vm_pu: pd.DataFrame
@@ -61,6 +64,7 @@ class GridResult:
     engine: str
     engine_reason: str = ""
     limits: Limits = field(default_factory=Limits)
+    enforce_q_lims: bool = False
 
     @property
     def failed_steps(self) -> pd.DatetimeIndex:
@@ -165,6 +169,14 @@ def _solve_chunk(model: engines.Model, p_mw: np.ndarray, q: np.ndarray, scale: n
         raise InputError(f"engine: expected one of {ENGINES}, got {engine!r}.")
     reason = ""
     used = engine
+    if model.enforce_q_lims and engine in ("auto", "lightsim2grid"):
+        # TimeSeriesCPP cannot switch a generator's bus from PV to PQ at its Q limit
+        if engine == "lightsim2grid":
+            raise InputError("engine='lightsim2grid' cannot enforce generator Q limits; use "
+                             "engine='auto' (Newton with PV->PQ switching) or "
+                             "enforce_q_lims=False.")
+        reason = "newton used: generator Q limits enforced (PV->PQ switching)"
+        used = "newton"
     if engine in ("auto", "lightsim2grid", "newton") and model.fast_reason:
         if engine != "auto":
             raise InputError(f"engine={engine!r} cannot run this network: {model.fast_reason}; "
@@ -190,6 +202,8 @@ def _solve_chunk(model: engines.Model, p_mw: np.ndarray, q: np.ndarray, scale: n
     if used == "runpp":
         result = engines.solve_runpp(model, p_mw, q, scale)
     v, converged = result
+    if model.enforce_q_lims:
+        used = f"{used}_qlims"
     return engines.flows(model, v, p_mw, q, scale), converged, used, reason
 
 
@@ -202,6 +216,7 @@ def timeseries(
     background: pd.Series | None = None,
     engine: str = "auto",
     limits: Limits | None = None,
+    enforce_q_lims: bool | None = None,
 ) -> GridResult:
     """Power flow of every step of a facility series attached at ``bus``.
 
@@ -226,6 +241,12 @@ def timeseries(
         ``"runpp"``; the reason is logged and stored in ``GridResult.engine_reason``.
     limits : Limits, optional
         Default limits of :meth:`GridResult.violations`.
+    enforce_q_lims : bool, optional
+        Enforce generators' reactive-power limits (PV -> PQ switching, as
+        ``pandapower.runpp(enforce_q_lims=True)``). None (default): on for networks with
+        voltage-controlling generators that have Q limits (case118, case300, MATPOWER
+        cases), off otherwise (:mod:`grid.qlims`). The batch engine cannot enforce them, so
+        ``"auto"`` then uses ``"newton"`` with the switching loop.
 
     Returns
     -------
@@ -257,7 +278,7 @@ def timeseries(
         raise InputError(f"engine: expected one of {ENGINES}, got {engine!r}.")
     scale = _background_scale(background, series.index)
     work, load_index = attach(net, bus, power_factor=pf)
-    model = engines.prepare(work, load_index)
+    model = engines.prepare(work, load_index, enforce_q_lims)
     p = series.to_numpy(dtype=np.float64)
     out, converged, used, reason = solve(model, p, q_mvar(p, pf), scale, engine)
     idx = series.index
@@ -276,6 +297,7 @@ def timeseries(
         facility_mw=series,
         bus=int(bus),
         engine=used,
-        engine_reason=reason,
+        engine_reason="; ".join(x for x in (reason, model.q_lims_note) if x),
         limits=limits if limits is not None else Limits(),
+        enforce_q_lims=model.enforce_q_lims,
     )
