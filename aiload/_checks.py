@@ -96,7 +96,9 @@ def check_number(
     number = float(value)
     if math.isnan(number) or (math.isinf(number) and not (allow_inf and number > 0)):
         refused = "NaN and -inf are" if allow_inf else "NaN and infinite values are"
-        raise InputError(f"{what}: expected {expected}, got {number!r}; {refused} not accepted.{tail}")
+        raise InputError(
+            f"{what}: expected {expected}, got {number!r}; {refused} not accepted.{tail}"
+        )
     if (
         (ge is not None and not number >= ge)
         or (gt is not None and not number > gt)
@@ -107,7 +109,9 @@ def check_number(
     return number
 
 
-def check_finite_values(values: Any, what: str, *, labels: Any = None, hint: str = "") -> np.ndarray:
+def check_finite_values(
+    values: Any, what: str, *, labels: Any = None, hint: str = ""
+) -> np.ndarray:
     """Return ``values`` as a float64 array after checking every element is finite.
 
     Parameters
@@ -134,7 +138,8 @@ def check_finite_values(values: Any, what: str, *, labels: Any = None, hint: str
         arr = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
         raise InputError(
-            f"{what}: expected numbers, got values of type {getattr(values, 'dtype', type(values))}."
+            f"{what}: expected numbers, got values of type "
+            f"{getattr(values, 'dtype', type(values))}."
             f"{' ' + hint if hint else ''}"
         ) from None
     bad = ~np.isfinite(arr)
@@ -150,7 +155,8 @@ def check_finite_values(values: Any, what: str, *, labels: Any = None, hint: str
         n_nan = int(np.isnan(arr).sum())
         n_inf = int(bad.sum()) - n_nan
         raise InputError(
-            f"{what}: {n_nan} NaN and {n_inf} infinite value(s), first {float(arr[tuple(first)])!r}{where}; "
+            f"{what}: {n_nan} NaN and {n_inf} infinite value(s), first "
+            f"{float(arr[tuple(first)])!r}{where}; "
             "expected finite numbers. aiload never fills or clips silently: drop, interpolate "
             f"or correct them first.{' ' + hint if hint else ''}"
         )
@@ -309,7 +315,9 @@ def check_run_arguments(what: str, *, seed: Any, start: Any, end: Any, freq: Any
         if missing:
             example = {"start": "'2025-01-06 00:00+00:00'", "end": "'7D' or a tz-aware timestamp",
                        "freq": "'1min'"}[name]
-            raise InputError(f"{what}({name}=): got {value!r}; expected a real value, e.g. {example}.")
+            raise InputError(
+                f"{what}({name}=): got {value!r}; expected a real value, e.g. {example}."
+            )
     if isinstance(end, str) and not any(c in end for c in "-:"):
         try:
             pd.Timedelta(end)

@@ -156,7 +156,8 @@ class Battery:
                     f"Battery.{name}: expected a fraction in (0, 1], got {value!r}. Give "
                     "efficiencies as fractions (0.95), not percent, and never above 1."
                 )
-        if not isinstance(self.min_soc_fraction, (int, float)) or not (0 <= self.min_soc_fraction < 1):
+        soc = self.min_soc_fraction
+        if isinstance(soc, bool) or not isinstance(soc, (int, float)) or not 0 <= soc < 1:
             raise InputError(
                 f"Battery.min_soc_fraction: expected a fraction in [0, 1), got "
                 f"{self.min_soc_fraction!r}."

@@ -266,8 +266,8 @@ def check_power(
         inf = np.flatnonzero(np.isinf(x))
         if inf.size:
             raise TraceFormatError(
-                f"{path}: column {col!r} has {inf.size} infinite value(s), first {float(x[inf[0]])!r} "
-                f"at {where(int(inf[0]))}; expected a finite power reading [{unit}]. Drop or "
+                f"{path}: column {col!r} has {inf.size} infinite value(s), first "
+                f"{float(x[inf[0]])!r} at {where(int(inf[0]))}; expected a finite power reading [{unit}]. Drop or "
                 "correct that row."
             )
         neg = np.flatnonzero(x < 0)
