@@ -117,6 +117,14 @@ def _earlier_run(folder: Path) -> list[str] | None:
     return unmarked_output(folder, lambda name: bool(_RUN_FILE.match(name)), "summary.json")
 
 
+def _steps(power: pd.DataFrame, freq: str) -> str:
+    """How many steps the series has at ``freq`` (for a progress line)."""
+    try:
+        return f"{int(len(power) * power.index.freq / pd.Timedelta(freq)):,}"
+    except (TypeError, ValueError, ZeroDivisionError):
+        return "?"
+
+
 def _on_terminal() -> bool:
     try:
         return sys.stderr.isatty()
@@ -200,11 +208,14 @@ def run_scenario(
     timings["metrics_s"] = time.perf_counter() - t0
     grid_results = sizing = pv = None
     if grid_plan is not None:
-        t0 = _stage("grid studies", progress)
-        grid_results = studies.run_grid(grid_plan, load.power["facility_kw"])
+        t0 = time.perf_counter()  # a line per study follows
+        grid_results = studies.run_grid(
+            grid_plan, load.power["facility_kw"],
+            stage=lambda name: _stage(f"grid studies: {name}", progress))
         timings["grid_s"] = time.perf_counter() - t0
     if mg_plan is not None:
-        t0 = _stage("microgrid sizing", progress)
+        t0 = _stage(f"microgrid sizing, {_steps(load.power, scenario.microgrid.freq)} steps",
+                    progress)
         sizing, pv = studies.run_microgrid(mg_plan, load.power["facility_kw"])
         timings["microgrid_s"] = time.perf_counter() - t0
 

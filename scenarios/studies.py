@@ -9,6 +9,7 @@ grid MW (``load_mw = facility_kw / 1000``), the microgrid kW.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -198,25 +199,46 @@ def prepare_grid(section: GridSection) -> GridPlan:
     return GridPlan(section=section, net=net, limits=limits, module=grid)
 
 
-def run_grid(plan: GridPlan, facility_kw: pd.Series) -> dict[str, Any]:
-    """Run the requested grid studies for the facility series [kW] -> dict of results."""
+def run_grid(plan: GridPlan, facility_kw: pd.Series,
+             stage: Callable[[str], object] | None = None) -> dict[str, Any]:
+    """Run the requested grid studies for the facility series [kW] -> dict of results.
+
+    ``stage(name)`` is called before each study (progress lines of ``aiload run``).
+    """
     grid, section = plan.module, plan.section
     load_mw = (interval_means_kw(facility_kw, section.freq) / 1000.0).rename("facility_mw")
     out: dict[str, Any] = {"load_mw": load_mw}
-    if "timeseries" in section.studies:
+    stage = stage or (lambda name: None)
+    steps = len(load_mw)
+    described = {"timeseries": f"time-series power flow, {steps:,} steps",
+                 "hosting_capacity": "hosting capacity",
+                 "contingency": f"N-1 at the {min(section.contingency_hours, steps)} peak steps",
+                 "load_loss": "load loss"}
+    for name in described:  # a fixed order, each study once
+        if name not in section.studies:
+            continue
+        stage(described[name])
+        out.update(_run_study(grid, plan, section, name, load_mw))
+    return out
+
+
+def _run_study(grid, plan: GridPlan, section: GridSection, name: str,
+               load_mw: pd.Series) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if name == "timeseries":
         out["timeseries"] = grid.timeseries(
             plan.net, load_mw, bus=section.bus, power_factor=section.power_factor, limits=plan.limits
         )
-    if "hosting_capacity" in section.studies:
+    if name == "hosting_capacity":
         out["hosting_capacity"] = grid.hosting_capacity(
             plan.net, bus=section.bus, limits=plan.limits, power_factor=section.power_factor
         )
-    if "contingency" in section.studies:
+    if name == "contingency":
         out["contingency"] = grid.contingency(
             plan.net, load_mw, bus=section.bus, n_peak=section.contingency_hours,
             power_factor=section.power_factor,
         )
-    if "load_loss" in section.studies:
+    if name == "load_loss":
         out["load_loss"] = grid.load_loss(
             plan.net, bus=section.bus, p_mw=float(load_mw.max()), power_factor=section.power_factor
         )

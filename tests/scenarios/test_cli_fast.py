@@ -80,3 +80,26 @@ def test_set_errors_name_the_override_not_a_line_of_the_file(capsys, args, messa
     err = capsys.readouterr().err
     assert message in err
     assert " line " not in err
+
+
+def test_grid_studies_report_each_study_in_a_fixed_order():
+    import types
+
+    import pandas as pd
+
+    from scenarios import studies
+    from scenarios.schema import GridSection
+
+    calls = []
+    fake = types.SimpleNamespace(**{
+        name: (lambda *a, _n=name, **k: calls.append(_n) or _n)
+        for name in ("timeseries", "hosting_capacity", "contingency", "load_loss")})
+    section = GridSection(network="cigre_mv", bus=5, studies=["load_loss", "timeseries"],
+                          contingency_hours=24)
+    plan = studies.GridPlan(section=section, net=None, limits=None, module=fake)
+    idx = pd.date_range("2025-01-01", periods=48, freq="1h", tz="UTC")
+    lines = []
+    out = studies.run_grid(plan, pd.Series(1000.0, index=idx), stage=lines.append)
+    assert lines == ["time-series power flow, 48 steps", "load loss"]
+    assert calls == ["timeseries", "load_loss"]
+    assert list(out) == ["load_mw", "timeseries", "load_loss"]
