@@ -107,6 +107,13 @@ def _write_plots(out: OutputDir, series: dict[str, pd.Series], kinds: dict[str, 
     return [out.path / name for name in names]
 
 
+def _number(value: float) -> str:
+    """A figure for the table: thousands separated, never in exponent form above 1."""
+    if abs(value) >= 1000:
+        return f"{value:,.1f}"
+    return f"{value:.6g}"
+
+
 def _as_kw(s: pd.Series) -> pd.Series:
     factor = {"_w": 1e-3, "_kw": 1.0, "_mw": 1e3}
     for suffix, f in factor.items():
@@ -150,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
             axis=1,
         )
         with pd.option_context("display.max_rows", None, "display.width", 200):
-            print(wide.to_string(float_format=lambda v: f"{v:.6g}", na_rep="n/a"))
+            print(wide.to_string(float_format=_number, na_rep="n/a"))
     if plots is not None:
         written = _write_plots(plots, series, kinds)
         if not args.json:
