@@ -10,6 +10,7 @@ occupancy series in ``../shared/data`` and the published queue times of the Acme
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -27,6 +28,7 @@ from benchmarks import bench_validation as bv  # noqa: E402
 
 import aiload  # noqa: E402
 from aiload.facility.arrivals import fitted, hour_of_week_factor  # noqa: E402
+from aiload.facility.presets import colocation_10mw  # noqa: E402
 
 FIG = ROOT / "docs" / "figures"
 DPI = 90
@@ -54,6 +56,11 @@ def arrivals_fit() -> None:
     grid = np.linspace(0.5, lags.max(), 200)
     b.plot(grid, raw.sigma2 * np.exp(-grid * 3600.0 / raw.tau_s), "k-",
            label=f"σ² e$^{{-s/τ}}$: σ² = {raw.sigma2:.2f}, τ = {raw.tau_s / 3600:.1f} h")
+    slow = fit["fit"]["slow_component_not_used"]
+    b.plot(grid, raw.sigma2 * np.exp(-grid * 3600.0 / raw.tau_s)
+           + slow["sigma2"] * np.exp(-grid / slow["tau_h"]), "k:",
+           label=f"+ slow component (not used): σ² = {slow['sigma2']:.3f}, "
+                 f"τ = {slow['tau_h']:.0f} h")
     b.axhline(0, color="0.7", lw=0.8)
     b.set_xlabel("lag [h]")
     b.legend(fontsize=7)
@@ -103,8 +110,7 @@ def utilisation_and_waits(loads: dict) -> None:
 
 
 def steady_start() -> None:
-    spec = aiload.facility.colocation_10mw(0.8)
-    import dataclasses  # noqa: PLC0415
+    spec = colocation_10mw(0.8)
 
     cold = dataclasses.replace(spec, streams=(dataclasses.replace(spec.streams[0],
                                                                   burn_in_s=0.0),))
