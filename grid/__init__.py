@@ -7,6 +7,7 @@
 - :func:`contingency` — N-1 screening at the facility's peak hours;
 - :func:`load_loss` — the facility tripping off at once, and dV/dP per MW;
 - :func:`pv_curve` — the facility bus' P-V curve to the nose (voltage-collapse margin);
+- :func:`short_circuit_strength` — Sk'' and short-circuit ratio at the bus, intact and N-1;
 - :mod:`grid.topology` — is the facility bus supplied, and what cuts it off;
 - :mod:`grid.qlims` — generator reactive-power limits (PV -> PQ switching);
 - :mod:`grid.networks` — standard networks by name, user networks from files;
@@ -33,6 +34,9 @@ __all__ = [
     "LoadLoss",
     "pv_curve",
     "PVCurve",
+    "short_circuit_strength",
+    "ShortCircuitStrength",
+    "ShortCircuitData",
 ]
 
 # pandapower takes seconds to import: load it on first use, so ``import grid`` stays light
@@ -48,6 +52,9 @@ _LAZY = {
     "LoadLoss": ("grid.loadloss", "LoadLoss"),
     "pv_curve": ("grid.stability", "pv_curve"),
     "PVCurve": ("grid.stability", "PVCurve"),
+    "short_circuit_strength": ("grid.strength", "short_circuit_strength"),
+    "ShortCircuitStrength": ("grid.strength", "ShortCircuitStrength"),
+    "ShortCircuitData": ("grid.strength", "ShortCircuitData"),
 }
 
 
