@@ -243,6 +243,14 @@ def solve_model(
         options["solver"] = "simplex"
     extra = check_highs_options(highs_options)
     _check_solver_built(extra)
+    if "threads" in extra:
+        # HiGHS keeps one thread pool per process; a solve asking for another thread count
+        # than the pool has stops at once (status 'unknown'): start the pool afresh
+        import highspy  # noqa: PLC0415
+
+        reset = getattr(highspy.Highs, "resetGlobalScheduler", None)
+        if reset is not None:
+            reset(True)
     options.update(extra)
     opt.highs_options = options
     start = time.perf_counter()

@@ -79,6 +79,8 @@ def test_allowed_options_reach_highs(monkeypatch):
             seen.update(self.highs_options)
             return super().solve(model)
 
+    # a solve before: HiGHS' thread pool exists with its default size when threads=1 comes
+    mg.size(_load(), pv_availability=None, costs=_costs(), import_limit_kw=2000)
     monkeypatch.setattr(mg_solve, "Highs", Spy)
     sizing = mg.size(_load(), pv_availability=None, costs=_costs(), import_limit_kw=2000,
                      highs_options={"time_limit": 30, "threads": 1, "solver": "ipm",
