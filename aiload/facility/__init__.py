@@ -46,8 +46,10 @@ __all__ = [
 class _CallableModule(types.ModuleType):
     """``aiload.facility`` is both this package and the function :func:`facility`.
 
-    Once the package is imported, Python binds the name ``aiload.facility`` to the module, so
-    the module itself must answer ``aiload.facility(...)``.
+    Once the package is imported, Python binds the name ``aiload.facility`` to the module, and
+    ``aiload``'s lazy attribute gives the module too, so the module itself answers
+    ``aiload.facility(...)`` and ``aiload.facility.read_facility`` works whatever was imported
+    first.
     """
 
     def __call__(self, *args, **kwargs):
