@@ -69,6 +69,7 @@ def contingency(
     -------
     pandas.DataFrame
         One row per outage (plus ``"none"`` for the intact network first): ``element``,
+        ``where`` (the buses it joins and its name, e.g. ``"bus 48-49 'L65'"``),
         ``islanded_buses`` (buses cut off from the slack), ``facility_islanded`` (bool),
         ``facility_unserved_mw`` (the facility's peak power over the studied steps that the
         outage leaves without supply [MW]: 0 unless ``facility_islanded``; an outage that
@@ -114,7 +115,7 @@ def contingency(
     rows = []
     intact = None
     for name, kind, idx in cases:
-        row = {"element": name, "islanded_buses": 0, "facility_islanded": False,
+        row = {"element": name, "where": _where(net, kind, idx), "islanded_buses": 0, "facility_islanded": False,
                "facility_unserved_mw": 0.0, "converged_steps": 0, "min_vm_pu": np.nan,
                "max_vm_pu": np.nan, "max_line_loading_percent": np.nan,
                "max_trafo_loading_percent": np.nan, "worst_time": pd.NaT,
@@ -150,6 +151,19 @@ def contingency(
     table = pd.DataFrame(rows)
     table.attrs["enforce_q_lims"] = base.enforce_q_lims
     return table
+
+
+def _where(net: pp.pandapowerNet, kind: str | None, idx: int | None) -> str:
+    """The buses an element joins and its name, for a reader: ``"bus 48-49 'L65'"``."""
+    if kind is None:
+        return ""
+    table = net[kind]
+    ends = ("from_bus", "to_bus") if kind == "line" else ("hv_bus", "lv_bus")
+    text = f"bus {table.at[idx, ends[0]]}-{table.at[idx, ends[1]]}"
+    name = table.at[idx, "name"] if "name" in table else None
+    if isinstance(name, str) and name.strip():
+        text += f" '{name.strip()}'"
+    return text
 
 
 def _add_margin(row: dict, model: engines.Model, pf: float, peak_mw: float, peak_solved: bool,

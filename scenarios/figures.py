@@ -116,6 +116,7 @@ def facility_figures(load: Any, tz: str | None = None) -> list[tuple[str, Figure
 #: the N-1 table's columns, in reading order, with short headers and their units
 _N1_COLUMNS = {
     "element": "outage",
+    "where": "joins",
     "min_vm_pu": "min V [pu]",
     "max_vm_pu": "max V [pu]",
     "max_line_loading_percent": "max line loading [%]",
@@ -123,6 +124,9 @@ _N1_COLUMNS = {
     "facility_islanded": "facility islanded",
     "unserved_mw": "unserved [MW]",
     "islanded_buses": "islanded buses",
+    "facility_unserved_mw": "facility unserved [MW]",
+    "collapse_margin_mw": "collapse margin [MW]",
+    "low_margin": "low margin",
     "worst_time": "worst hour",
 }
 
@@ -144,7 +148,7 @@ def contingency_table(result: pd.DataFrame, tz: str | None = None,
     worst = outages.sort_values("min_vm_pu").head(rows) if "min_vm_pu" in outages else outages.head(rows)
     table = pd.concat([intact, worst])
     cols = [c for c in _N1_COLUMNS if c in table]
-    for quiet in ("facility_islanded", "islanded_buses", "unserved_mw"):
+    for quiet in ("facility_islanded", "islanded_buses", "unserved_mw", "facility_unserved_mw"):
         if quiet in cols and not result[quiet].astype(float).fillna(0).any():
             cols.remove(quiet)
     table = table[cols].copy()
