@@ -108,11 +108,11 @@ def base_violation_text(out: dict[str, np.ndarray], converged: np.ndarray, limit
     for j, b in enumerate(columns["bus"]):
         lo, hi = np.nanmin(vm[:, j], initial=np.inf), np.nanmax(vm[:, j], initial=-np.inf)
         if lo < limits.vm_min_pu:
-            found.append((limits.vm_min_pu - lo, f"bus {b} at {lo:.6g} pu < vm_min_pu "
-                          f"{limits.vm_min_pu:g} (by {limits.vm_min_pu - lo:.3g} pu)"))
+            found.append((limits.vm_min_pu - lo, (f"bus {b} at {lo:.6g} pu < vm_min_pu "
+                          f"{limits.vm_min_pu:g} (by {limits.vm_min_pu - lo:.3g} pu)")))
         if hi > limits.vm_max_pu:
-            found.append((hi - limits.vm_max_pu, f"bus {b} at {hi:.6g} pu > vm_max_pu "
-                          f"{limits.vm_max_pu:g} (by {hi - limits.vm_max_pu:.3g} pu)"))
+            found.append((hi - limits.vm_max_pu, (f"bus {b} at {hi:.6g} pu > vm_max_pu "
+                          f"{limits.vm_max_pu:g} (by {hi - limits.vm_max_pu:.3g} pu)")))
     top_loading = limits.loading_max_percent
     for kind in ("line", "trafo"):
         values = out[f"{kind}_loading_percent"]
@@ -121,9 +121,9 @@ def base_violation_text(out: dict[str, np.ndarray], converged: np.ndarray, limit
             top_loading = max(top_loading, worst)
             if worst > limits.loading_max_percent:
                 found.append(((worst - limits.loading_max_percent) / 100.0,
-                              f"{kind} {e} at {worst:.6g} % > loading_max_percent "
-                              f"{limits.loading_max_percent:g} (by "
-                              f"{worst - limits.loading_max_percent:.3g} %)"))
+                              (f"{kind} {e} at {worst:.6g} % > loading_max_percent "
+                               f"{limits.loading_max_percent:g} (by "
+                               f"{worst - limits.loading_max_percent:.3g} %)")))
     found.sort(key=lambda item: -item[0])
     listed = "; ".join(text for _, text in found[:5])
     more = f" and {len(found) - 5} more" if len(found) > 5 else ""

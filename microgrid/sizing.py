@@ -21,6 +21,7 @@ import pandas as pd
 from aiload._checks import check_number
 from aiload.errors import AiloadError, InputError
 from aiload.timeseries import validate_power_series
+from microgrid.complementarity import burned_kw, untangle
 from microgrid.inputs import Battery, Carbon, Costs, Generator
 from microgrid.model import (
     ModelInputs,
@@ -30,7 +31,6 @@ from microgrid.model import (
     solution_unscaled,
     value_unscaled,
 )
-from microgrid.complementarity import burned_kw, untangle
 from microgrid.pv import check_availability
 from microgrid.solve import SizingInfeasibleError, check_highs_options, solve_model
 

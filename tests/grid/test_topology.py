@@ -142,7 +142,7 @@ def test_a_base_network_that_breaks_the_limits_is_reported_as_such():
     assert by == pytest.approx(0.95 - vm.min(), rel=1e-2)
     # the limits it suggests are met by the base network, and then a capacity exists
     suggested = re.search(r"grid\.Limits\((.*)\)\.$", text).group(1)
-    limits = eval(f"grid.Limits({suggested})", {"grid": grid})  # noqa: S307 (our own text)
+    limits = eval(f"grid.Limits({suggested})", {"grid": grid})  # our own message's text
     assert vm.min() >= limits.vm_min_pu and vm.max() <= limits.vm_max_pu
     assert base.res_line.loading_percent.max() <= limits.loading_max_percent
     assert grid.hosting_capacity(net, bus=8, limits=limits).p_mw >= 0.0

@@ -34,8 +34,8 @@ def forced_dump_kw(load: np.ndarray, ramp_kw: float) -> np.ndarray:
 
 
 def _kwargs(costs: mg.Costs) -> dict:
-    return dict(pv_availability=None, costs=costs, generator=mg.Generator(max_power_kw=0),
-                import_limit_kw=40_000.0, ramp_limit_kw_per_h=RAMP_KW_PER_H)
+    return {"pv_availability": None, "costs": costs, "generator": mg.Generator(max_power_kw=0),
+            "import_limit_kw": 40_000.0, "ramp_limit_kw_per_h": RAMP_KW_PER_H}
 
 
 def _costs(battery_usd_per_kwh_year: float = 25.0) -> mg.Costs:
@@ -132,10 +132,9 @@ def test_no_step_charges_and_discharges_on_measured_load_with_curtailed_pv(
 
     load = hawk_3d_kw * (100_000.0 / 3166.0)
     pv = mg.pv_availability(index=load.index)
-    kwargs = dict(costs=mg.Costs(20, 25, 15, 60, import_usd_per_kwh=0.12,
-                                 fuel_usd_per_kwh=0.2),
-                  battery=mg.Battery(0.95, 0.94), generator=mg.Generator(max_power_kw=0),
-                  import_limit_kw=80_000.0, ramp_limit_kw_per_h=10_000.0)
+    kwargs = {"costs": mg.Costs(20, 25, 15, 60, import_usd_per_kwh=0.12, fuel_usd_per_kwh=0.2),
+              "battery": mg.Battery(0.95, 0.94), "generator": mg.Generator(max_power_kw=0),
+              "import_limit_kw": 80_000.0, "ramp_limit_kw_per_h": 10_000.0}
     s = mg.size(load, pv_availability=pv, **kwargs)
     d = s.dispatch
     assert s.pv_kwp > 0 and s.battery_kwh > 0 and d.pv_curtailed_kw.max() > 0
