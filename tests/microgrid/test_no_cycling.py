@@ -166,3 +166,26 @@ def test_bad_options_are_refused(drop_load):
         mg.size(drop_load, allow_simultaneous_charge_discharge="yes", **_kwargs(_costs()))
     with pytest.raises(ValueError, match=r"Battery.max_c_rate_per_h: expected a non-negative"):
         mg.Battery(max_c_rate_per_h=-2.0)
+
+
+def test_a_generator_minimum_load_in_an_outage_is_dumped_not_cycled(hours_2d):
+    # 200 kW of load, one 1,000 kW unit that runs at 50 % at least: in the outage the unit
+    # must run and 300 kW of its output has nowhere to go but the dump load
+    load = pd.Series(200.0, index=hours_2d, name="load_kw")
+    outage = [(hours_2d[10], hours_2d[14])]
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06, fuel_usd_per_kwh=0.12)
+    gen = mg.Generator(min_load_fraction=0.5, unit_size_kw=1000.0)
+    kwargs = {"pv_availability": None, "costs": costs, "generator": gen,
+              "import_limit_kw": 1000.0, "outages": outage}
+    with pytest.raises(mg.SizingInfeasibleError, match=r"force more supply than the load takes "
+                       r"in 4 of 48 steps .*worst 300 kW.*max_dump_load_kw >= 300"):
+        mg.size(load, battery=mg.Battery(max_energy_kwh=0), **kwargs)
+    s = mg.size(load, battery=mg.Battery(max_energy_kwh=0), max_dump_load_kw=np.inf, **kwargs)
+    d = s.dispatch
+    np.testing.assert_allclose(d.dump_load_kw.iloc[10:14], 300.0, atol=1e-6)
+    np.testing.assert_allclose(d.generator_kw.iloc[10:14], 500.0, atol=1e-6)
+    assert d.dump_load_kw.drop(d.index[10:14]).abs().max() <= 1e-6
+    # with storage allowed the battery may take it, but never by charging and discharging
+    # at once
+    stored = mg.size(load, max_dump_load_kw=np.inf, **kwargs).dispatch
+    assert np.minimum(stored.battery_charge_kw, stored.battery_discharge_kw).max() <= 1e-6
