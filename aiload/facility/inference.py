@@ -175,22 +175,32 @@ def latency_sizing(demand_per_s: np.ndarray, block_s: float, capacity_per_s: flo
     served = np.minimum(arrivals, full)
     dropped = np.zeros_like(arrivals)
     queue_end = np.zeros_like(arrivals)
-    n, done = len(arrivals), 0
-    # the queue is only ever non-empty from an interval beyond capacity until it drains:
-    # walk those stretches, everything else is served as it comes
-    for k in np.flatnonzero(arrivals > full):
-        if k < done:
-            continue
-        q = 0.0
-        while k < n:
-            avail = q + arrivals[k]
-            s = min(avail, full)
-            q_new = min(avail - s, limit)
-            served[k], dropped[k], queue_end[k] = s, avail - s - q_new, q_new
-            q, k = q_new, k + 1
-            if q == 0.0:
-                break
-        done = k
+    over = np.flatnonzero(arrivals > full)
+    if len(over):
+        # the queue is only ever non-empty from an interval beyond capacity until it drains:
+        # walk those stretches (on Python floats: ~10x faster than numpy scalars), everything
+        # else is served as it comes
+        values = arrivals.tolist()
+        n, done = len(values), 0
+        rows, out_s, out_d, out_q = [], [], [], []
+        for k in over.tolist():
+            if k < done:
+                continue
+            q = 0.0
+            while k < n:
+                avail = q + values[k]
+                s = avail if avail < full else full
+                rest = avail - s
+                q_new = rest if rest < limit else limit
+                rows.append(k)
+                out_s.append(s)
+                out_d.append(rest - q_new)
+                out_q.append(q_new)
+                q, k = q_new, k + 1
+                if q == 0.0:
+                    break
+            done = k
+        served[rows], dropped[rows], queue_end[rows] = out_s, out_d, out_q
     busy = np.ceil(served / (capacity_per_s * block_s) * (1.0 - 1e-12))
     busy = np.clip(busy, min_nodes, nodes)
     queue_start = np.concatenate(([0.0], queue_end[:-1]))
