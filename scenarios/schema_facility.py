@@ -194,6 +194,16 @@ class JobStreamSection(_SpecSection):
     profile_nodes: int | None = Field(
         None, ge=1, description="take the per-node profile of this node count instead [-]"
     )
+    arrival_process: str | None = Field(
+        None,
+        description="submissions as a log-Gaussian Cox process: a bundled fit's name "
+        "('helios-earth', 'colocation'); None: Poisson with the cosine modulation",
+    )
+    burn_in_s: float | None = Field(
+        None, ge=0.0,
+        description="simulated time before facility.start, not output [s]; None: 4 days for "
+        "generated arrivals, none for replays",
+    )
 
     @model_validator(mode="after")
     def _one_rate(self) -> JobStreamSection:
