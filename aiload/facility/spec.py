@@ -319,7 +319,9 @@ class InferenceSpec:
     nodes : int
         Nodes of the serving pool [-] (taken out of the fleet).
     utilization : float
-        Mean demand divided by the pool's capacity, in (0, 1].
+        ``sizing="latency"``: the achieved mean share of the pool's nodes busy, in (0, 1]
+        (the demand scale is solved for it); ``sizing="autoscaler"``: mean demand divided by
+        the pool's capacity.
     model : str
         Served model (for the power curve), e.g. ``"llama3-70b"``.
     shape : str or pandas.Series
