@@ -37,15 +37,12 @@ from scipy import sparse
 
 from aiload._notice import slow_without
 from aiload.errors import InputError
+from grid.solver_settings import AGREEMENT_PU, MAX_ITERATION, TOLERANCE_MVA
 
 __all__ = ["Model", "prepare", "without_branches", "injections", "solve_newton", "solve_runpp",
            "flows", "AGREEMENT_PU", "MAX_ITERATION", "TOLERANCE_MVA"]
 
 log = logging.getLogger(__name__)
-
-TOLERANCE_MVA = 1e-8
-MAX_ITERATION = 10
-AGREEMENT_PU = 1e-6
 
 
 @dataclass

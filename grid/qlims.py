@@ -19,6 +19,7 @@ import numpy as np
 import pandapower as pp
 
 from aiload.errors import InputError
+from grid.solver_settings import MAX_ITERATION, TOLERANCE_MVA
 
 __all__ = ["default_enforce_q_lims", "resolve_enforce_q_lims", "bus_q_limits",
            "newton_q_limited"]
@@ -89,10 +90,8 @@ def newton_q_limited(solver, model, v_start: np.ndarray, sbus: np.ndarray,
     weights : numpy.ndarray
         Slack weights (zeros: a single slack).
     max_iteration : int, optional
-        Newton iterations per solve; default :data:`grid.engines.MAX_ITERATION`.
+        Newton iterations per solve; default :data:`grid.solver_settings.MAX_ITERATION`.
     """
-    from grid.engines import MAX_ITERATION, TOLERANCE_MVA
-
     iterations = MAX_ITERATION if max_iteration is None else int(max_iteration)
 
     s = sbus.copy()

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from aiload._suggest import suggest
 from aiload.errors import InputError
 
 __all__ = ["CoxArrivals", "fitted", "FITTED", "cox_arrival_times_s", "intensity_path",
@@ -108,8 +109,6 @@ class CoxArrivals:
 def fitted(name: str = "helios-earth") -> CoxArrivals:
     """A bundled fit by name (``"helios-earth"``); see ``docs/validation.md``."""
     if name not in FITTED:
-        from aiload.facility.spec import suggest  # noqa: PLC0415 (spec imports this module)
-
         raise InputError(f"Unknown arrival process {name!r}; the bundled fits are "
                          f"{sorted(FITTED)}.{suggest(name, list(FITTED))}")
     return _load(name)

@@ -6,13 +6,13 @@ starts. Power is per node in W (device layer); facility-level figures are kW.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from aiload._checks import check_finite_values, check_number
+from aiload._suggest import suggest
 from aiload.errors import InputError
 
 __all__ = [
@@ -23,12 +23,6 @@ __all__ = [
     "FacilitySpec",
     "suggest",
 ]
-
-
-def suggest(name: str, options: list[str] | tuple[str, ...]) -> str:
-    """Return ``" Did you mean 'x'?"`` for the closest option, or an empty string."""
-    close = difflib.get_close_matches(str(name), list(options), n=1, cutoff=0.4)
-    return f" Did you mean {close[0]!r}?" if close else ""
 
 
 def _positive_int(value: Any, what: str) -> int:
