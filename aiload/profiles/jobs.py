@@ -159,14 +159,14 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0,
     mean_w = float(fit.power_w_per_node(at))
     stretch = duration_s / (len(values) * one.step_s)
     scale = mean_w / values.mean()
-    step_s = duration_s / len(values)
+    stretched_s = duration_s / len(values)
     index = pd.timedelta_range(start=pd.Timedelta(0), periods=len(values),
-                               freq=pd.Timedelta(seconds=step_s).round("ns"), name="elapsed")
+                               freq=pd.Timedelta(seconds=stretched_s).round("ns"), name="elapsed")
     power = pd.DataFrame({"r0": values * scale}, index=index)
     return Profile(
         name=f"job-{model}-{hardware.lower()}-{nodes}n-r{replicate}", workload=base.workload,
         model=model, hardware=hardware, gpus_per_node=base.gpus_per_node, nodes=int(nodes),
-        step_s=step_s, power_w=power, measured=False, source=base.source, license=base.license,
+        step_s=stretched_s, power_w=power, measured=False, source=base.source, license=base.license,
         citation=base.citation, boundary=base.boundary,
         notes=(f"Derived from {base.name!r} (replicate {replicate}, "
                f"{'measured' if base.measured else 'synthesised'}): time stretched x{stretch:.4f} "
