@@ -362,14 +362,15 @@ class OutputDir:
         if self.staging is None:
             raise RuntimeError("OutputDir.commit: call it inside `with OutputDir(...)`.")
         names = sorted(p.name for p in self.staging.iterdir())
+        for name in names:  # all checked before the first file moves
+            target = self.path / name
+            if target.is_dir() and not target.is_symlink():
+                raise OutputError(f"{str(target)!r} is a folder; aiload will not replace it by a file.")
         previous = self.previous
         # first list everything that is or may be ours, so a crash midway loses nothing
         write_marker(self.path, self.kind, [*previous, *names])
         for name in names:
-            target = self.path / name
-            if target.is_dir() and not target.is_symlink():
-                raise OutputError(f"{str(target)!r} is a folder; aiload will not replace it by a file.")
-            os.replace(self.staging / name, target)
+            os.replace(self.staging / name, self.path / name)
         for name in set(previous) - set(names):
             stale = self.path / name
             if stale.is_file() or stale.is_symlink():

@@ -66,10 +66,12 @@ def test_overwrite_replaces_only_ailoads_names(tmp_path):
     assert (folder / "sub").is_dir()
     # a folder of the user's is never replaced by one of aiload's files
     with OutputDir(folder, kind="run", overwrite=True) as out:
+        (out.staging / "a.csv").write_text("newer")
         (out.staging / "sub").write_text("file")
         with pytest.raises(OutputError, match="is a folder"):
             out.commit()
     assert (folder / "sub").is_dir()
+    assert (folder / "a.csv").read_text() == "new"  # refused before any file moved
 
 
 def test_rerun_replaces_own_files_and_drops_its_stale_ones(tmp_path):
