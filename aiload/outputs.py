@@ -267,11 +267,9 @@ class OutputDir:
         self._recognise = recognise
         self.staging: Path | None = None
         self._created = False
-        if create_parents:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._check(protect)
+        self._check(protect, create_parents)
 
-    def _check(self, protect: Iterable[str | os.PathLike]) -> None:
+    def _check(self, protect: Iterable[str | os.PathLike], create_parents: bool) -> None:
         path = self.path
         real = path.resolve()
         cwd = Path.cwd().resolve()
@@ -295,6 +293,12 @@ class OutputDir:
                     f"output folder {str(path)!r} holds the scenario file {str(item)!r}; "
                     "choose an output folder elsewhere, e.g. -o aiload-out/NAME."
                 )
+        if create_parents and not path.parent.exists():
+            try:
+                path.parent.mkdir(parents=True)
+            except OSError as exc:
+                raise OutputError(f"output folder {str(path)!r}: cannot create its parent "
+                                  f"folder ({exc}); give -o a folder you can write to.") from None
         check_parent(path, "output folder")
         if not path.exists():
             return
