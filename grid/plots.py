@@ -106,7 +106,8 @@ def n1_heatmap(table: pd.DataFrame, *, limits: Limits | None = None, top: int = 
     """The N-1 table as a heat map: worst outages x (voltage, line and trafo loading).
 
     Colours are each quantity's use of its limit [%] (100 = at the limit); cells show the
-    values.
+    values. Outages whose power flow fails at some peak hours (voltage collapse) come first,
+    labelled with the hours without a solution, their unsolved cells at the top colour.
     """
     limits = limits or Limits()
     ax = _axes(ax, figsize=(7, 0.35 * min(top, len(table)) + 1.5))
@@ -120,13 +121,19 @@ def n1_heatmap(table: pd.DataFrame, *, limits: Limits | None = None, top: int = 
     values = pd.DataFrame({"min vm [pu]": t.min_vm_pu, "max vm [pu]": t.max_vm_pu,
                            "line loading [%]": t.max_line_loading_percent,
                            "trafo loading [%]": t.max_trafo_loading_percent})
-    rank = use.max(axis=1).sort_values(ascending=False)
+    steps = t.converged_steps if "converged_steps" in t else pd.Series(0, index=t.index)
+    failed = steps < steps.max()
+    rank = use.max(axis=1).fillna(0.0).where(~failed, float("inf"))
+    rank = rank.sort_values(ascending=False, kind="stable")
     rows = list(dict.fromkeys(["none", *rank.index[:top]]))[:top]
-    shown = use.loc[rows]
+    shown = use.loc[rows].where(~failed.loc[rows].to_numpy()[:, None] | use.loc[rows].notna(),
+                                120.0)
     image = ax.imshow(shown.to_numpy(dtype=float), cmap="RdYlGn_r", vmin=0, vmax=120,
                       aspect="auto")
     ax.set_xticks(range(shown.shape[1]), shown.columns, fontsize=8)
-    labels = [r + (" (islands)" if t.at[r, "islanded_buses"] else "") for r in rows]
+    labels = [r + (" (islands)" if t.at[r, "islanded_buses"] else "")
+              + (f" (no solution {int(steps.max() - steps[r])} of {int(steps.max())} h)"
+                 if failed[r] else "") for r in rows]
     ax.set_yticks(range(len(rows)), labels, fontsize=8)
     for i, r in enumerate(rows):
         for j, c in enumerate(shown.columns):
