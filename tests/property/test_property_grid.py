@@ -37,7 +37,7 @@ def _pandapower_slack_mw(net, bus, p_mw, pf):
     return float(work.res_ext_grid.p_mw.iloc[0]), float(work.res_bus.vm_pu.iloc[bus])
 
 
-@fast(6)
+@fast(4)
 @given(
     p_mw=st.lists(st.floats(0.0, 10.0), min_size=1, max_size=4),
     pf=st.floats(0.85, 1.0),
