@@ -56,6 +56,9 @@ def contingency(
         Number of highest-power steps studied (24 = the peak day's worth of hours).
     margins : bool
         Find each case's voltage-collapse margin (``nose_mw``, ``collapse_margin_mw``).
+        Where the fast engines do not apply (each P-V step a ``runpp``), only for the intact
+        case and outages that fail a step or lower the lowest voltage by over 0.005 pu;
+        NaN for the others.
     min_margin_fraction : float
         Flag (``low_margin``) a case whose collapse margin is below this share of the
         facility's peak [-]; default 0.05, the 5 % real-power margin WECC's
@@ -144,7 +147,8 @@ def contingency(
                 values = out[key][conv]
                 finite = values[np.isfinite(values)]
                 row[f"max_{key}"] = float(finite.max()) if finite.size else np.nan
-        if margins and not row["facility_islanded"]:
+        if margins and not row["facility_islanded"] and (
+                base.fast_reason is None or _weakened(row, rows, len(p))):
             _add_margin(row, model, pf, float(p.max()), bool(conv[int(np.argmax(p))]),
                         min_margin_fraction)
         rows.append(row)
@@ -164,6 +168,14 @@ def _where(net: pp.pandapowerNet, kind: str | None, idx: int | None) -> str:
     if isinstance(name, str) and name.strip():
         text += f" '{name.strip()}'"
     return text
+
+
+def _weakened(row: dict, rows: list[dict], n_steps: int) -> bool:
+    """On the runpp path (one runpp per P-V step) margins are found only for the intact
+    case and outages that fail a step or lower the lowest voltage by over 0.005 pu."""
+    if not rows or row["converged_steps"] < n_steps:
+        return True
+    return bool(row["min_vm_pu"] < rows[0]["min_vm_pu"] - 0.005)
 
 
 def _add_margin(row: dict, model: engines.Model, pf: float, peak_mw: float, peak_solved: bool,
