@@ -102,6 +102,7 @@ def schedule_jobs(
     seq = itertools.count()  # launch order: the order of equal ends' SimPy events
     free = int(capacity_nodes)
     min_size = min(size) if size else 1  # no job fits in fewer free nodes: skip the pass
+    min_dur = min(dur) if dur else 0.0  # no job ends sooner
     # the last backfill pass's reservation for the head job: still valid until a job ends
     bf_valid, bf_shadow, bf_extra = False, np.inf, 0
     wake_at = np.inf  # earliest pending wake-up (only while the queue is not empty)
@@ -171,8 +172,13 @@ def schedule_jobs(
                 break
         extra = avail - head  # nodes still spare at the shadow time
         now = env.now if clock is None else clock
+        if extra < min_size and now + min_dur > shadow:
+            # no queued job fits the spare nodes or ends before the shadow time: the pass
+            # would start nothing (common while the facility is saturated)
+            bf_valid, bf_shadow, bf_extra = True, shadow, extra
+            return
         for job in list(itertools.islice(queue, 1, BACKFILL_DEPTH + 1)):
-            if free <= 0:
+            if free < min_size:
                 break
             n = size[job]
             if n > free:
