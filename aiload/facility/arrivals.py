@@ -12,8 +12,9 @@ with ``h`` a mean-1 hour-of-week profile (local time of the facility) and ``X`` 
 Ornstein–Uhlenbeck process of variance ``σ²`` and correlation time ``τ`` (so ``exp(X − σ²/2)``
 has mean 1: Møller, Syversveen and Waagepetersen, "Log Gaussian Cox processes", Scand. J.
 Statist. 25 (1998) 451–482, doi:10.1111/1467-9469.00115). The bundled fit
-(:func:`fitted`, ``"helios-earth"``; ``"colocation"`` with a flatter daily cycle) comes from the minute-level job counts of a Helios GPU
-cluster (``docs/scripts/fit_arrivals.py``, ``docs/validation.md``).
+(:func:`fitted`: ``"helios-earth"``, and ``"colocation"`` with a flatter daily cycle) comes from
+the minute-level job counts of a Helios GPU cluster (``docs/scripts/fit_arrivals.py``,
+``docs/validation.md``).
 
 Queueing and waits are not modelled here: they come out of the scheduler
 (:mod:`aiload.facility.engine`) when the submissions outrun the nodes.
@@ -107,7 +108,15 @@ class CoxArrivals:
 
 
 def fitted(name: str = "helios-earth") -> CoxArrivals:
-    """A bundled fit by name (``"helios-earth"``); see ``docs/validation.md``."""
+    """A bundled fit by name (``"helios-earth"`` or ``"colocation"``); see
+    ``docs/validation.md``.
+
+    Examples
+    --------
+    >>> process = fitted("helios-earth")
+    >>> round(process.tau_s / 3600, 1), len(process.hour_of_week)
+    (1.6, 168)
+    """
     if name not in FITTED:
         raise InputError(f"Unknown arrival process {name!r}; the bundled fits are "
                          f"{sorted(FITTED)}.{suggest(name, list(FITTED))}")
