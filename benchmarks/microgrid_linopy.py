@@ -3,7 +3,8 @@
 Written array-wise from ``docs/formulation.md`` (not from ``microgrid/model.py``) so that the
 tests and the benchmark can check the Pyomo model's optimum against it. It covers the LP
 (no unit commitment): PV, battery, generator, import limit (given or priced), export,
-demand charge, outages, ramp limit, carbon price and cap. Lives outside the package on
+demand charge, outages, ramp limit, carbon price and cap, generator run-hour cap (eq. 25),
+battery cycle cap (eq. 26) and throughput price (eq. 27). Lives outside the package on
 purpose: ``microgrid`` does not depend on linopy.
 """
 
@@ -58,6 +59,12 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
         s - s_prev - eta_c * d.dt_h * c + (d.dt_h / eta_d) * dis == 0, name="soc"
     )
     m.add_constraints(g - p_g <= 0, name="g_max")
+    f = d.annual_factor * d.dt_h
+    if math.isfinite(d.generator.max_run_hours_per_year):
+        m.add_constraints(f * g.sum() <= d.generator.max_run_hours_per_year * p_g,
+                          name="run_hours")
+    if math.isfinite(d.battery.max_cycles_per_year):
+        m.add_constraints(f * dis.sum() <= d.battery.max_cycles_per_year * e_b, name="cycles")
     if d.import_limit_kw is None:
         limit = m.add_variables(0, name="import_limit")
         m.add_constraints(imp - limit <= 0, name="imp_max")
@@ -72,7 +79,6 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
         m.add_constraints(diff.sel(time=later) <= step, name="ramp_up")
         m.add_constraints(diff.sel(time=later) >= -step, name="ramp_down")
 
-    f = d.annual_factor * d.dt_h
     emissions = (f / 1000.0) * (
         (arr(d.grid_kg_per_kwh) * imp).sum() + d.generator.emission_kg_per_kwh * g.sum()
     )
@@ -86,6 +92,7 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
         + f * (arr(d.import_usd_per_kwh) * imp).sum()
         - f * (arr(d.export_usd_per_kwh) * exp).sum()
         + f * d.costs.fuel_usd_per_kwh * g.sum()
+        + f * d.costs.battery_throughput_usd_per_kwh * dis.sum()
         + d.carbon_price_usd_per_t * emissions
     )
     if not isinstance(capacity_cost, int):

@@ -13,6 +13,16 @@ Examples
 from __future__ import annotations
 
 from microgrid.aggregate import Aggregation, coarsen
+from microgrid.costsets import (
+    CostSet,
+    GeneratorTechnology,
+    cost_set,
+    cost_set_names,
+    costs,
+    pv_kwp_per_ha,
+    technology,
+    technology_names,
+)
 from microgrid.inputs import Battery, Carbon, Costs, Generator, capital_recovery_factor
 from microgrid.pv import default_weather, pv_availability
 from microgrid.sizing import Sizing, SolverStoppedError, size
@@ -28,6 +38,14 @@ __all__ = [
     "Generator",
     "Carbon",
     "capital_recovery_factor",
+    "costs",
+    "cost_set",
+    "cost_set_names",
+    "CostSet",
+    "technology",
+    "technology_names",
+    "GeneratorTechnology",
+    "pv_kwp_per_ha",
     "coarsen",
     "Aggregation",
     "SizingInfeasibleError",

@@ -99,6 +99,8 @@ class Costs:
         Charge on the peak import of each calendar month [USD/kW/month].
     import_capacity_usd_per_kw_year : float
         Price of the import limit when it is a decision (``import_limit_kw=None``) [USD/kW/year].
+    battery_throughput_usd_per_kwh : float
+        Wear price per kWh discharged from the battery (eq. 27) [USD/kWh]; default 0.
     """
 
     pv_usd_per_kwp_year: float
@@ -110,6 +112,7 @@ class Costs:
     fuel_usd_per_kwh: float = 0.0
     demand_charge_usd_per_kw_month: float = 0.0
     import_capacity_usd_per_kw_year: float = 0.0
+    battery_throughput_usd_per_kwh: float = 0.0
 
     def __post_init__(self) -> None:
         _check_non_negative(
@@ -139,6 +142,10 @@ class Battery:
         rho, the largest power per unit of energy capacity, P_b <= rho * E_b (eq. 20)
         [1/h] (e.g. 4 for a battery of at least 15 minutes); default inf: no link beyond
         eq. 22 (zero energy, zero power).
+    max_cycles_per_year : float
+        N, the most equivalent full cycles a year, annual discharge <= N * E_b (eq. 26)
+        [1/year]: a cycle-limited life (e.g. 365 where the capital's life assumes one
+        cycle a day); default inf: no cap.
     """
 
     charge_efficiency: float = 0.95
@@ -147,6 +154,7 @@ class Battery:
     max_energy_kwh: float = math.inf
     max_power_kw: float = math.inf
     max_c_rate_per_h: float = math.inf
+    max_cycles_per_year: float = math.inf
 
     def __post_init__(self) -> None:
         for name in ("charge_efficiency", "discharge_efficiency"):
@@ -169,6 +177,10 @@ class Battery:
         _check_non_negative(
             self, ("max_c_rate_per_h",), "Give the C-rate in 1/h (4 = a 15-minute battery), "
             "inf for no link.", allow_inf=True,
+        )
+        _check_non_negative(
+            self, ("max_cycles_per_year",), "Give equivalent full cycles per year (365 = one "
+            "a day), inf for no cap.", allow_inf=True,
         )
 
     @property
@@ -194,12 +206,16 @@ class Generator:
         Lowest output of a running unit as a share of its size, in [0, 1) [-].
     unit_size_kw : float or None
         Size of one unit [kW]; needed when ``min_load_fraction > 0``.
+    max_run_hours_per_year : float
+        H, an air permit's cap on running hours, entered as an energy cap: annual generation
+        <= H * P_g (eq. 25) [h/year]; default inf: no cap.
     """
 
     max_power_kw: float = math.inf
     emission_kg_per_kwh: float = 0.0
     min_load_fraction: float = 0.0
     unit_size_kw: float | None = None
+    max_run_hours_per_year: float = math.inf
 
     def __post_init__(self) -> None:
         _check_non_negative(
@@ -222,6 +238,15 @@ class Generator:
                 "committed unit), e.g. Generator(min_load_fraction=0.3, unit_size_kw=2000)."
             )
         check_number(self.unit_size_kw, "Generator.unit_size_kw", gt=0.0, unit="kW", optional=True)
+        hours = self.max_run_hours_per_year
+        _check_non_negative(self, ("max_run_hours_per_year",),
+                            "Give the permit's running hours a year, inf for no cap.",
+                            allow_inf=True)
+        if math.isfinite(hours) and hours > 8784:
+            raise InputError(
+                f"Generator.max_run_hours_per_year: expected at most 8784 h (a leap year), got "
+                f"{hours!r}; use inf for no cap."
+            )
 
     @property
     def unit_commitment(self) -> bool:

@@ -32,6 +32,8 @@ __all__ = [
     "add_pv",
     "add_battery",
     "add_generator",
+    "add_run_hours",
+    "add_cycle_limit",
     "add_dump_load",
     "no_storage",
     "add_grid",
@@ -222,6 +224,32 @@ def add_generator(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     m.generator_min = pyo.Constraint(m.T, rule=lambda m, t: g[t] - lo * on[t] >= 0)
 
 
+def add_run_hours(m: pyo.ConcreteModel, d: ModelInputs) -> None:
+    """An air permit's running hours as an energy cap, F Σ_t g_t Δt <= H P_g (eq. 25) [pu·h].
+
+    Exact for a fleet that runs at full output whenever it runs; at part load the fleet may
+    run more hours than H (the LP has no on/off state, see "Minimum load in the LP").
+    """
+    hours = d.generator.max_run_hours_per_year
+    if not math.isfinite(hours):
+        return
+    f = d.annual_factor * d.dt_h
+    m.generator_run_hours = pyo.Constraint(
+        expr=f * pyo.quicksum(_values(m.generator_out_pu)) - hours * m.generator_size_pu <= 0
+    )
+
+
+def add_cycle_limit(m: pyo.ConcreteModel, d: ModelInputs) -> None:
+    """Cycle-limited life: F Σ_t d_t Δt <= N E_b, N equivalent full cycles a year (eq. 26)."""
+    cycles = d.battery.max_cycles_per_year
+    if not math.isfinite(cycles) or no_storage(d):
+        return
+    f = d.annual_factor * d.dt_h
+    m.battery_cycles = pyo.Constraint(
+        expr=f * pyo.quicksum(_values(m.discharge_pu)) - cycles * m.battery_energy_puh <= 0
+    )
+
+
 def add_grid(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     """Import within the limit and export within its cap (eq. 10); none in outages (eq. 13).
 
@@ -327,6 +355,12 @@ def add_objective(m: pyo.ConcreteModel, d: ModelInputs) -> None:
             p * v for p, v in zip(export, _values(m.export_pu))
         ),
         "fuel": f * c.fuel_usd_per_kwh * pyo.quicksum(_values(m.generator_out_pu)),
+        # eq. 27: battery wear per kWh discharged
+        "battery_throughput": (
+            f * c.battery_throughput_usd_per_kwh * pyo.quicksum(_values(m.discharge_pu))
+            if c.battery_throughput_usd_per_kwh > 0
+            else 0.0
+        ),
         "demand_charge": (
             c.demand_charge_usd_per_kw_month
             * pyo.quicksum(float(w) * m.peak_import_pu[k] for k, w in enumerate(d.month_weight))
@@ -352,7 +386,7 @@ def add_objective(m: pyo.ConcreteModel, d: ModelInputs) -> None:
 
 
 def build_model(d: ModelInputs) -> pyo.ConcreteModel:
-    """Assemble the whole model (eqs. 1-23) from the ``add_*`` blocks, in pu of ``kw_per_pu``."""
+    """Assemble the whole model (eqs. 1-27) from the ``add_*`` blocks, in pu of ``kw_per_pu``."""
     m = pyo.ConcreteModel(name="microgrid_sizing")
     m.kw_per_pu = kw_per_pu(d)
     m.T = pyo.RangeSet(0, len(d.load_kw) - 1)
@@ -368,6 +402,8 @@ def _add_blocks(m: pyo.ConcreteModel, d: ModelInputs) -> None:
         add_pv,
         add_battery,
         add_generator,
+        add_run_hours,
+        add_cycle_limit,
         add_dump_load,
         add_grid,
         add_balance,

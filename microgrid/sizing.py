@@ -22,6 +22,7 @@ from aiload._checks import check_number
 from aiload.errors import AiloadError, InputError
 from aiload.timeseries import validate_power_series
 from microgrid.complementarity import burned_kw, untangle
+from microgrid.costsets import pv_kwp_per_ha as pv_kwp_per_ha_default
 from microgrid.inputs import Battery, Carbon, Costs, Generator
 from microgrid.model import (
     ModelInputs,
@@ -187,6 +188,8 @@ def prepare_inputs(
     carbon: Carbon | None = None,
     ramp_limit_kw_per_h: float | None = None,
     max_dump_load_kw: float = 0.0,
+    pv_area_ha: float | None = None,
+    pv_kwp_per_ha: float | None = None,
 ) -> tuple[ModelInputs, pd.DatetimeIndex]:
     """Validate the inputs of :func:`size` and turn them into :class:`ModelInputs`."""
     load = _as_load(load_kw)
@@ -232,6 +235,7 @@ def prepare_inputs(
             f"size: max_dump_load_kw must be a number >= 0 [kW] (0: no dump load, inf: no "
             f"cap), got {max_dump_load_kw!r}."
         )
+    max_pv_kwp = _land_limit_kwp(max_pv_kwp, pv_area_ha, pv_kwp_per_ha)
     if carbon is not None and not isinstance(carbon, Carbon):
         raise InputError(f"size: carbon must be a microgrid.Carbon or None, got {carbon!r}.")
     month, month_weight = _months(index)
@@ -263,6 +267,20 @@ def prepare_inputs(
     return data, index
 
 
+def _land_limit_kwp(max_pv_kwp: float, area_ha: float | None,
+                    density_kwp_per_ha: float | None) -> float:
+    """P̄_pv = min(max_pv_kwp, A * delta), the land limit of eq. 28 [kWp]."""
+    if density_kwp_per_ha is not None:
+        check_number(density_kwp_per_ha, "size: pv_kwp_per_ha", gt=0.0, unit="kWp/ha",
+                     hint="Give the plant's power density per hectare of site, e.g. 420.")
+    if area_ha is None:
+        return max_pv_kwp
+    area = check_number(area_ha, "size: pv_area_ha", ge=0.0, unit="ha",
+                        hint="Give the land available for PV in hectares, or None for no limit.")
+    density = pv_kwp_per_ha_default() if density_kwp_per_ha is None else density_kwp_per_ha
+    return min(max_pv_kwp, area * float(density))
+
+
 def _limits_text(d: ModelInputs) -> str:
     limit = "chosen by the model" if d.import_limit_kw is None else f"{d.import_limit_kw:g} kW"
     parts = [
@@ -273,6 +291,10 @@ def _limits_text(d: ModelInputs) -> str:
         f"max_pv_kwp={d.max_pv_kwp:g}",
         f"max_dump_load_kw={d.dump_load_max_kw:g}",
     ]
+    if math.isfinite(d.generator.max_run_hours_per_year):
+        parts.append(f"generator.max_run_hours_per_year={d.generator.max_run_hours_per_year:g}")
+    if math.isfinite(d.battery.max_cycles_per_year):
+        parts.append(f"battery.max_cycles_per_year={d.battery.max_cycles_per_year:g}")
     if d.outage.any():
         parts.append(f"{int(d.outage.sum())} outage step(s)")
     if d.ramp_limit_kw_per_h is not None:
@@ -339,6 +361,8 @@ def size(
     carbon: Carbon | None = None,
     ramp_limit_kw_per_h: float | None = None,
     max_dump_load_kw: float = 0.0,
+    pv_area_ha: float | None = None,
+    pv_kwp_per_ha: float | None = None,
     allow_simultaneous_charge_discharge: bool = False,
     time_limit_s: float | None = None,
     mip_gap: float = 1e-4,
@@ -362,6 +386,12 @@ def size(
         X [kW]; 0 (default) forbids export.
     max_pv_kwp : float
         Upper bound on the PV size [kWp].
+    pv_area_ha : float, optional
+        A, land available for PV [ha]: the PV size is at most A * ``pv_kwp_per_ha`` too
+        (eq. 28); None: no land limit.
+    pv_kwp_per_ha : float, optional
+        delta, PV power density of the site [kWp/ha]; default
+        :func:`microgrid.pv_kwp_per_ha` (420, fixed tilt, Ong et al. 2013).
     outages : boolean Series on the index, or sequence of (start, end), optional
         Steps without grid (no import, no export); the load must still be met.
     carbon : Carbon, optional
@@ -429,6 +459,8 @@ def size(
         carbon=carbon,
         ramp_limit_kw_per_h=ramp_limit_kw_per_h,
         max_dump_load_kw=max_dump_load_kw,
+        pv_area_ha=pv_area_ha,
+        pv_kwp_per_ha=pv_kwp_per_ha,
     )
     check_number(time_limit_s, "size: time_limit_s", gt=0.0, unit="s", optional=True, allow_inf=True)
     check_number(mip_gap, "size: mip_gap", ge=0.0, lt=1.0, hint="A relative gap, e.g. 1e-4.")

@@ -305,7 +305,24 @@ class MicrogridSection(_Section):
     pv: PVSection | None = Field(
         default_factory=PVSection, description="PV plant; omit the table for no PV"
     )
-    costs: dict[str, Any] = Field(default_factory=dict, description="microgrid.Costs(**costs)")
+    cost_set: str | None = Field(
+        None, description="a bundled, cited cost set (microgrid.cost_set_names()); then the "
+        "costs table overrides single prices: microgrid.costs(cost_set, year=cost_year, "
+        "discount_rate=discount_rate, generator=generator_technology, **costs)",
+    )
+    cost_year: int | None = Field(None, description="cost year of the cost set; None: its first")
+    discount_rate: float = Field(
+        0.07, ge=0.0, lt=1.0, description="real discount rate of the cost set's annualisation [1/year]"
+    )
+    generator_technology: str | None = Field(
+        None, description="a bundled generator technology (microgrid.technology_names()): "
+        "its emissions and run-hour cap, and its prices when cost_set is given; the generator "
+        "table overrides single fields",
+    )
+    costs: dict[str, Any] = Field(
+        default_factory=dict,
+        description="microgrid.Costs(**costs), or single prices over cost_set",
+    )
     battery: dict[str, Any] = Field(
         default_factory=dict,
         description="microgrid.Battery(**battery); max_energy_kwh = 0 for no battery",

@@ -270,6 +270,28 @@ def _build(cls, kwargs: dict[str, Any], where: str):
         raise InputError(f"{where}: {exc}") from None
 
 
+def _microgrid_costs(mg, section: MicrogridSection):
+    """Costs of the section: a named cost set with single prices overridden, or the table."""
+    if section.cost_set is None:
+        return _build(mg.Costs, section.costs, "microgrid.costs")
+    priced = {"generator_usd_per_kw_year", "fuel_usd_per_kwh"} <= set(section.costs)
+    if (section.generator_technology is None and not priced
+            and section.generator.get("max_power_kw") != 0):
+        raise InputError(
+            f"microgrid.cost_set = {section.cost_set!r} prices a generator only through "
+            "generator_technology (one of "
+            f"{list(mg.technology_names())}); got none. Set generator_technology, give "
+            "generator_usd_per_kw_year and fuel_usd_per_kwh in [microgrid.costs], or forbid "
+            "generators with [microgrid.generator] max_power_kw = 0."
+        )
+    try:
+        return mg.costs(section.cost_set, year=section.cost_year,
+                        discount_rate=section.discount_rate,
+                        generator=section.generator_technology, **section.costs)
+    except InputError as exc:
+        raise InputError(f"microgrid.cost_set: {exc}") from None
+
+
 def prepare_microgrid(section: MicrogridSection, site: SiteSection) -> MicrogridPlan:
     """Build costs, battery, generator and read the weather year, before any computation."""
     mg = _import("microgrid", "microgrid")
@@ -280,9 +302,14 @@ def prepare_microgrid(section: MicrogridSection, site: SiteSection) -> Microgrid
         section=section,
         site=site,
         weather=weather,
-        costs=_build(mg.Costs, section.costs, "microgrid.costs"),
+        costs=_microgrid_costs(mg, section),
         battery=_build(mg.Battery, section.battery, "microgrid.battery"),
-        generator=_build(mg.Generator, section.generator, "microgrid.generator"),
+        generator=(
+            _build(mg.Generator, section.generator, "microgrid.generator")
+            if section.generator_technology is None
+            else _build(mg.technology(section.generator_technology).generator,
+                        section.generator, "microgrid.generator")
+        ),
         module=mg,
     )
 
