@@ -201,9 +201,13 @@ def test_microgrid_equals_size_call(tmp_path, microgrid_pkg):
     mg, sc = microgrid_pkg, result.scenario.microgrid
     pv = mg.pv_availability(latitude=36.1, longitude=-79.9, tilt=sc.pv.tilt, azimuth=sc.pv.azimuth,
                             index=load_kw.index)
-    direct = mg.size(load_kw, pv_availability=pv, costs=mg.Costs(**sc.costs),
-                     battery=mg.Battery(**sc.battery), generator=mg.Generator(**sc.generator),
-                     import_limit_kw=sc.import_limit_kw)
+    # the bundled campus names a cost set and a generator technology (issue 17)
+    costs = mg.costs(sc.cost_set, year=sc.cost_year, discount_rate=sc.discount_rate,
+                     generator=sc.generator_technology, **sc.costs)
+    generator = mg.technology(sc.generator_technology).generator(**sc.generator)
+    direct = mg.size(load_kw, pv_availability=pv, costs=costs,
+                     battery=mg.Battery(**sc.battery), generator=generator,
+                     import_limit_kw=sc.import_limit_kw, **sc.options)
     assert sizing.total_annual_cost_usd == pytest.approx(direct.total_annual_cost_usd, rel=1e-9)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["microgrid"]["pv_kwp"] == pytest.approx(direct.pv_kwp, rel=1e-6, abs=1e-6)
