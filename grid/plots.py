@@ -14,7 +14,8 @@ from grid.hosting import HostingCapacity
 from grid.limits import Limits
 from grid.powerflow import GridResult
 
-__all__ = ["voltage_envelope", "loading_duration", "hosting_capacity_bars", "n1_heatmap"]
+__all__ = ["voltage_envelope", "loading_duration", "hosting_capacity_bars", "n1_heatmap",
+           "pv_curves"]
 
 
 def _axes(ax, figsize=(8, 4)):
@@ -142,4 +143,29 @@ def n1_heatmap(table: pd.DataFrame, *, limits: Limits | None = None, top: int = 
                     ha="center", va="center", fontsize=7)
     ax.figure.colorbar(image, ax=ax, label="use of limit [%]")
     ax.set_title("N-1 at the facility's peak hours (worst outages)")
+    return ax
+
+
+def pv_curves(curves: Mapping[str, object], *, peak_mw: float | None = None, ax=None):
+    """P-V curves of the facility bus (``grid.pv_curve`` results) with their noses.
+
+    Parameters
+    ----------
+    curves : Mapping[str, PVCurve]
+        Label -> :class:`grid.stability.PVCurve`.
+    peak_mw : float, optional
+        The facility's peak [MW], drawn as a vertical line.
+    """
+    ax = _axes(ax)
+    for label, pv in curves.items():
+        line, = ax.plot(pv.curve.p_mw, pv.curve.vm_pu, marker=".", lw=1.2,
+                        label=f"{label}: nose {pv.nose_p_mw:,.1f} MW")
+        ax.plot([pv.nose_p_mw], [pv.nose_vm_pu], marker="o", ms=8, mfc="none",
+                color=line.get_color())
+    if peak_mw is not None:
+        ax.axvline(peak_mw, color="0.3", ls="--", lw=1, label=f"facility peak {peak_mw:,.1f} MW")
+    ax.set_xlabel("facility power [MW]")
+    ax.set_ylabel("facility bus voltage [pu]")
+    ax.set_title("P-V curves of the facility bus, up to the nose (voltage collapse)")
+    ax.legend(fontsize=8)
     return ax

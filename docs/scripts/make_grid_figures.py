@@ -99,6 +99,16 @@ def main(cache: str | None = None) -> None:
     ax.figure.savefig(FIGURES / "grid_n1_heatmap.png", dpi=DPI)
     plt.close(ax.figure)
 
+    curves = {"intact": grid.pv_curve(net, bus=bus, power_factor=0.95),
+              "line 65 out": grid.pv_curve(net, bus=bus, power_factor=0.95, outage="line 65"),
+              "line 65 out, no Q limits": grid.pv_curve(net, bus=bus, power_factor=0.95,
+                                                        outage="line 65", enforce_q_lims=False)}
+    for name, pv in curves.items():
+        print(f"P-V nose, {name}: {pv.nose_p_mw:.1f} MW at {pv.nose_vm_pu:.3f} pu")
+    ax = plots.pv_curves(curves, peak_mw=load_kw.max() / 1e3)
+    ax.figure.savefig(FIGURES / "grid_pv_curve.png", dpi=DPI)
+    plt.close(ax.figure)
+
     event = grid.load_loss(net, bus=bus, p_mw=float(load_kw.max() / 1e3), power_factor=0.95)
     print(f"load loss of {event.p_mw:.1f} MW: largest rise {event.largest_rise_pu:.4f} pu at "
           f"bus {event.largest_rise_bus}; dV/dP at bus {bus}: "

@@ -39,3 +39,14 @@ def test_plots_draw_the_results(lumi_kw, scale_to):
     ax = plots.n1_heatmap(table)
     assert ax.get_images()[0].get_array().shape == (len(table), 4)
     plt.close(ax.figure)
+
+
+def test_pv_curves_draw_each_curve_to_its_nose():
+    net = grid.networks.load("cigre_mv")
+    curve = grid.pv_curve(net, bus=5, power_factor=0.95)
+    ax = plots.pv_curves({"intact": curve}, peak_mw=2.0)
+    drawn = ax.get_lines()[0]
+    assert list(drawn.get_xdata()) == list(curve.curve.p_mw)
+    assert ax.get_lines()[1].get_xdata()[0] == curve.nose_p_mw
+    assert "nose" in ax.get_legend().get_texts()[0].get_text()
+    plt.close(ax.figure)
