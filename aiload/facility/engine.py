@@ -106,6 +106,9 @@ def schedule_jobs(
     # the last backfill pass's reservation for the head job: still valid until a job ends
     bf_valid, bf_shadow, bf_extra = False, np.inf, 0
     wake_at = np.inf  # earliest pending wake-up (only while the queue is not empty)
+    # no job can start before this time (set by a backfill pass that could start nothing: the
+    # ends before the head's shadow time change nothing, so they need no wake-up of their own)
+    hold_until = -np.inf
     wakeups = 0
     clock = None  # during a wake-up: the exact end time it stands for [s]
     timeout = env.timeout
@@ -132,6 +135,8 @@ def schedule_jobs(
         nonlocal wake_at
         if running:
             end = running[0][0]
+            if hold_until > end:
+                end = hold_until  # a running end (the head's shadow time)
             if end < wake_at and end < horizon_s:
                 wake_at = end
                 # the end time rides along as the value: now + (end - now) may miss it by an
@@ -157,8 +162,9 @@ def schedule_jobs(
         insort(running, (now + dur[job], size[job], job, next(seq)))
 
     def dispatch() -> None:
-        nonlocal bf_valid, bf_shadow, bf_extra
+        nonlocal bf_valid, bf_shadow, bf_extra, hold_until
         bf_valid = False
+        hold_until = -np.inf
         while queue and size[queue[0]] <= free:
             launch(queue.popleft())
         if not (backfill and len(queue) > 1 and free >= min_size):
@@ -174,8 +180,10 @@ def schedule_jobs(
         now = env.now if clock is None else clock
         if extra < min_size and now + min_dur > shadow:
             # no queued job fits the spare nodes or ends before the shadow time: the pass
-            # would start nothing (common while the facility is saturated)
-            bf_valid, bf_shadow, bf_extra = True, shadow, extra
+            # would start nothing (common while the facility is saturated), and neither would
+            # a pass at any end before the shadow time (same head, shadow and spare nodes; no
+            # job short enough), nor a newcomer: nothing can start before the shadow time
+            bf_valid, bf_shadow, bf_extra, hold_until = True, shadow, extra, shadow
             return
         for job in list(itertools.islice(queue, 1, BACKFILL_DEPTH + 1)):
             if free < min_size:
