@@ -81,8 +81,8 @@ print(json.dumps({"runs": runs, "events": events, "jit": jit,
 
 #: SimPy events of each case at seed 0 (for the bare loop before the run; the loop after it
 #: uses the count the run reports)
-EXPECTED_EVENTS = {("colocation-10mw", "365D", "1min"): 6_825_653,
-                   ("colocation-10mw", "7D", "1s"): 131_191,
+EXPECTED_EVENTS = {("colocation-10mw", "365D", "1min"): 7_400_094,
+                   ("colocation-10mw", "7D", "1s"): 211_993,
                    ("campus-100mw", "365D", "1min"): 9_269_059}
 
 
