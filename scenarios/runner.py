@@ -241,7 +241,7 @@ def run_scenario(
         tmp = output.staging
         t0 = _stage("writing outputs", progress)
         if scenario.outputs.facility_parquet:
-            load.to_parquet(tmp / "facility.parquet")
+            load.to_parquet(tmp / "facility.parquet", jobs=scenario.outputs.jobs)
         if getattr(load, "bands", None) is not None:
             load.bands.add_suffix("_kw").to_parquet(tmp / "facility_bands.parquet")
         fsum["table"].to_csv(tmp / "metrics.csv", index=False)

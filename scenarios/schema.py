@@ -368,7 +368,21 @@ class OutputsSection(_Section):
 
     report: bool = Field(True, description="write report.html")
     facility_parquet: bool = Field(True, description="write facility.parquet")
+    jobs: bool = Field(
+        False,
+        description="also write facility.jobs.parquet, one row per batch job (arrival, start, "
+        "end, nodes, workload, stream, replicate; ~14 bytes a job, ~60 MB for a campus year)",
+    )
     dpi: int = Field(90, ge=40, le=300, description="resolution of the report's figures [dpi]")
+
+    @model_validator(mode="after")
+    def _jobs_with_power(self) -> OutputsSection:
+        if self.jobs and not self.facility_parquet:
+            raise ValueError(
+                "jobs = true with facility_parquet = false: the job log is written next to "
+                "facility.parquet; set facility_parquet = true or jobs = false"
+            )
+        return self
 
 
 class Scenario(_Section):

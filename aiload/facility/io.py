@@ -2,8 +2,8 @@
 streaming, and reading back.
 
 The power table's schema metadata carries the key ``aiload`` with a JSON object
-``{"kind": "facility", "seed": …, "freq_s": …, "spec": …, …}``; the job log goes to a sibling
-file ``<name>.jobs.parquet``. Files are written to a temporary name in the same folder and
+``{"kind": "facility", "seed": …, "freq_s": …, "spec": …, "jobs_file": …, …}``; the job log
+goes, on request (``jobs=True``), to a sibling file ``<name>.jobs.parquet``. Files are written to a temporary name in the same folder and
 renamed, so a failed run leaves nothing half-written.
 """
 
@@ -43,9 +43,11 @@ class FacilityLoad:
         ``served_requests_per_s`` [requests/s].
         None when the series was streamed to Parquet (read it with ``read_facility``).
     jobs : pandas.DataFrame
-        Event log, one row per job: ``arrival``, ``start``, ``end`` (tz-aware; NaT if not
-        started by the end), ``nodes``, ``workload``, ``stream``, ``replicate``,
-        ``queue_wait_s`` [s].
+        Job log, one row per batch job submitted in the run (inference requests are not
+        listed; they are in ``power``): ``arrival``, ``start``, ``end`` (tz-aware timestamps
+        [ns]; ``start``/``end`` NaT if not started by the end), ``nodes`` [-] (int32),
+        ``workload``, ``stream`` (categorical), ``replicate`` [-] (int16), ``queue_wait_s``
+        [s] (``start - arrival``; NaN if not started).
     meta : dict
         Spec, seed, frequency, profile sources, aiload version, event counts, unserved requests.
     bands : pandas.DataFrame or None
@@ -61,9 +63,10 @@ class FacilityLoad:
     bands: pd.DataFrame | None = None
     scaling: pd.DataFrame | None = None
 
-    def to_parquet(self, path) -> None:
-        """Write ``power`` (and ``jobs`` next to it) atomically (:func:`write_facility`)."""
-        write_facility(self, path)
+    def to_parquet(self, path, *, jobs: bool = False) -> None:
+        """Write ``power`` atomically; with ``jobs=True`` also the job log next to it
+        (``<name>.jobs.parquet``, :func:`jobs_path`). See :func:`write_facility`."""
+        write_facility(self, path, jobs=jobs)
 
 
 def spec_summary(spec: FacilitySpec) -> dict:
@@ -155,8 +158,12 @@ def write_jobs(jobs: pd.DataFrame, path) -> None:
 
     Arrival times are sorted and start/end nearly so: delta encoding stores their small
     differences instead of full 64-bit nanosecond stamps (about 40 % smaller than snappy
-    with default encodings). Categoricals keep their dictionary encoding.
+    with default encodings). Categoricals keep their dictionary encoding. ``queue_wait_s``
+    is not stored when ``arrival`` and ``start`` are (it is ``start - arrival``;
+    :func:`read_facility` puts it back): 13 % of a campus month's file.
     """
+    if {"arrival", "start", "queue_wait_s"} <= set(jobs.columns):
+        jobs = jobs.drop(columns="queue_wait_s")
     table = pa.Table.from_pandas(jobs, preserve_index=False)
     categorical = [c for c in jobs.columns if isinstance(jobs[c].dtype, pd.CategoricalDtype)]
     delta = {c: "DELTA_BINARY_PACKED" for c in jobs.columns
@@ -168,18 +175,25 @@ def write_jobs(jobs: pd.DataFrame, path) -> None:
                    column_encoding={**delta, **floats})
 
 
-def write_facility(load, path) -> None:
-    """Write ``load.power`` to ``path`` and ``load.jobs`` to :func:`jobs_path` (atomic)."""
+def write_facility(load, path, *, jobs: bool = False) -> None:
+    """Write ``load.power`` to ``path``, and with ``jobs=True`` ``load.jobs`` to
+    :func:`jobs_path` (both atomic).
+
+    The power file's metadata records ``jobs_file`` (whether the job log was written with
+    it), so :func:`read_facility` never pairs it with a job log left by an earlier write.
+    """
     if load.power is None:
         raise InputError("write_facility: this result was streamed; its file already exists.")
     path = Path(path)
     table = pa.Table.from_pandas(load.power, preserve_index=True)
-    table = table.replace_schema_metadata({**(table.schema.metadata or {}), KEY: _meta_json(load.meta)})
+    meta = _meta_json({**load.meta, "jobs_file": bool(jobs)})
+    table = table.replace_schema_metadata({**(table.schema.metadata or {}), KEY: meta})
     tmp, jtmp = _tmp(path), _tmp(jobs_path(path))
     try:
         pq.write_table(table, tmp)
-        write_jobs(load.jobs, jtmp)
-        os.replace(jtmp, jobs_path(path))
+        if jobs:
+            write_jobs(load.jobs, jtmp)
+            os.replace(jtmp, jobs_path(path))
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
@@ -192,8 +206,9 @@ def read_facility(path):
     Returns
     -------
     FacilityLoad
-        ``meta`` is the JSON metadata (the spec as a plain dict); ``jobs`` is empty when the
-        sibling job file is absent.
+        ``meta`` is the JSON metadata (the spec as a plain dict); ``jobs`` is the sibling job
+        log (``queue_wait_s`` recomputed as ``start - arrival`` [s]), empty when the power
+        file was written without one (``jobs_file`` false) or the file is absent.
     """
     path = Path(path)
     # footer key-value metadata: holds the key for both whole-table and streamed writes
@@ -206,5 +221,9 @@ def read_facility(path):
     power = pq.read_table(path).to_pandas()
     power.index.freq = pd.Timedelta(seconds=meta["freq_s"])
     jp = jobs_path(path)
-    jobs = pd.read_parquet(jp) if jp.exists() else pd.DataFrame()
+    jobs = pd.DataFrame()
+    if meta.get("jobs_file", True) and jp.exists():  # files written before the key existed lack it
+        jobs = pd.read_parquet(jp)
+        if {"arrival", "start"} <= set(jobs.columns) and "queue_wait_s" not in jobs.columns:
+            jobs["queue_wait_s"] = (jobs["start"] - jobs["arrival"]).dt.total_seconds()
     return FacilityLoad(power, jobs, meta)

@@ -191,7 +191,7 @@ def test_job_log_parquet_is_lossless_and_compact(tmp_path):
     jobs = load.jobs
     assert jobs["start"].isna().any() and jobs["start"].notna().any()
     assert jobs["nodes"].dtype == np.int32 and isinstance(jobs["workload"].dtype, pd.CategoricalDtype)
-    load.to_parquet(tmp_path / "f.parquet")
+    load.to_parquet(tmp_path / "f.parquet", jobs=True)
     back = read_facility(tmp_path / "f.parquet").jobs
     pd.testing.assert_frame_equal(back, jobs)  # every value, dtype and NaT survives
     # reference in the same run: the same frame with 64-bit integers, pandas' default writer
