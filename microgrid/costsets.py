@@ -51,10 +51,8 @@ def _table(filename: str) -> dict[str, Any]:
 
 def _pick(kind: str, name: Any, options: dict[str, Any], how: str) -> Any:
     if not isinstance(name, str) or name not in options:
-        raise InputError(
-            f"unknown {kind} {name!r}; expected one of {sorted(options)}.{suggest(str(name), list(options))} "
-            f"{how}"
-        )
+        hint = suggest(str(name), list(options))
+        raise InputError(f"unknown {kind} {name!r}; expected one of {sorted(options)}.{hint} {how}")
     return options[name]
 
 

@@ -312,7 +312,8 @@ class MicrogridSection(_Section):
     )
     cost_year: int | None = Field(None, description="cost year of the cost set; None: its first")
     discount_rate: float = Field(
-        0.07, ge=0.0, lt=1.0, description="real discount rate of the cost set's annualisation [1/year]"
+        0.07, ge=0.0, lt=1.0,
+        description="real discount rate of the cost set's annualisation [1/year]",
     )
     generator_technology: str | None = Field(
         None, description="a bundled generator technology (microgrid.technology_names()): "

@@ -95,12 +95,12 @@ def test_pv_density_derived_from_ong_2013():
 
 
 @pytest.mark.parametrize("call, message", [
-    (lambda: mg.costs("atb2024-moderat"), "unknown cost set 'atb2024-moderat'.*Did you mean "
-                                          "'atb2024-moderate'"),
-    (lambda: mg.costs("atb2024-moderate", year=2027), "no figures for year 2027; expected "
-                                                      r"one of \[2025, 2030\]"),
-    (lambda: mg.costs("atb2024-moderate", fuel_usd=0.1), "'fuel_usd' is not a field of "
-                                                         "microgrid.Costs.*fuel_usd_per_kwh"),
+    (lambda: mg.costs("atb2024-moderat"),
+     "unknown cost set 'atb2024-moderat'.*Did you mean 'atb2024-moderate'"),
+    (lambda: mg.costs("atb2024-moderate", year=2027),
+     r"no figures for year 2027; expected one of \[2025, 2030\]"),
+    (lambda: mg.costs("atb2024-moderate", fuel_usd=0.1),
+     "'fuel_usd' is not a field of microgrid.Costs.*fuel_usd_per_kwh"),
     (lambda: mg.costs("atb2024-moderate", discount_rate=7), "discount_rate"),
     (lambda: mg.technology("gas engine"), "Did you mean 'gas_engine'"),
     (lambda: mg.costs("atb2024-moderate", import_usd_per_kwh=-1), "non-negative"),
