@@ -6,6 +6,8 @@
   constraint;
 - :func:`contingency` — N-1 screening at the facility's peak hours;
 - :func:`load_loss` — the facility tripping off at once, and dV/dP per MW;
+- :func:`flexible_interconnection` — hourly headroom at the bus and the curtailment each
+  facility size above the firm hosting capacity needs;
 - :func:`pv_curve` — the facility bus' P-V curve to the nose (voltage-collapse margin);
 - :func:`short_circuit_strength` — Sk'' and short-circuit ratio at the bus, intact and N-1;
 - :mod:`grid.topology` — is the facility bus supplied, and what cuts it off;
@@ -37,6 +39,8 @@ __all__ = [
     "short_circuit_strength",
     "ShortCircuitStrength",
     "ShortCircuitData",
+    "flexible_interconnection",
+    "FlexibleInterconnection",
 ]
 
 # pandapower takes seconds to import: load it on first use, so ``import grid`` stays light
@@ -55,6 +59,8 @@ _LAZY = {
     "short_circuit_strength": ("grid.strength", "short_circuit_strength"),
     "ShortCircuitStrength": ("grid.strength", "ShortCircuitStrength"),
     "ShortCircuitData": ("grid.strength", "ShortCircuitData"),
+    "flexible_interconnection": ("grid.flexible", "flexible_interconnection"),
+    "FlexibleInterconnection": ("grid.flexible", "FlexibleInterconnection"),
 }
 
 

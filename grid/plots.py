@@ -15,7 +15,7 @@ from grid.limits import Limits
 from grid.powerflow import GridResult
 
 __all__ = ["voltage_envelope", "loading_duration", "hosting_capacity_bars", "n1_heatmap",
-           "pv_curves"]
+           "pv_curves", "plot_flexible_interconnection"]
 
 
 def _axes(ax, figsize=(8, 4)):
@@ -168,4 +168,61 @@ def pv_curves(curves: Mapping[str, object], *, peak_mw: float | None = None, ax=
     ax.set_ylabel("facility bus voltage [pu]")
     ax.set_title("P-V curves of the facility bus, up to the nose (voltage collapse)")
     ax.legend(fontsize=8)
+    return ax
+
+
+# Norris, T. H., Profeta, T., Patino-Echeverri, D., Cowie-Haskell, A. (2025). Rethinking Load
+# Growth: Assessing the Potential for Integration of Large Flexible Loads in US Power
+# Systems. Nicholas Institute for Energy, Environment & Sustainability, Duke University,
+# NI R 25-01: 76 / 98 / 126 GW of new US load at 0.25 / 0.5 / 1 % curtailment of its energy.
+DUKE_2025_SHARES_PERCENT = (0.25, 0.5, 1.0)
+
+
+def plot_flexible_interconnection(result, *, ax=None):
+    """Extra facility MW above the firm capacity against its curtailment share [%].
+
+    The sizes of ``result.table`` are drawn as points, the curve between them by
+    :meth:`~grid.flexible.FlexibleInterconnection.size_at_share`; vertical lines mark the
+    curtailment shares 0.25 / 0.5 / 1 % of the Duke University study (Norris et al. 2025,
+    "Rethinking Load Growth"), each labelled with the extra MW this bus allows at it.
+
+    Parameters
+    ----------
+    result : grid.flexible.FlexibleInterconnection
+    ax : matplotlib.axes.Axes, optional
+        Drawn on when given; else a new ``matplotlib.figure.Figure`` (no pyplot state).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        ax = Figure(figsize=(7.5, 4.2), layout="constrained").add_subplot()
+    table = result.table
+    # Duke's anchors lie at <= 1 %: beyond a few % the curve says little for this question
+    x_max = min(max(float(table.curtailed_share_percent.max()), 1.2), 5.0)
+    shares = np.unique(np.r_[np.linspace(0.0, x_max, 80), DUKE_2025_SHARES_PERCENT])
+    extra = np.array([result.size_at_share(float(s)) - result.firm_mw for s in shares])
+    shown = table[table.curtailed_share_percent <= x_max]
+    ax.plot(shares, extra, color="steelblue", lw=1.5, label="largest size within the share")
+    ax.plot(shown.curtailed_share_percent, shown.extra_mw, "o", color="steelblue", ms=4,
+            label=f"sizes studied ({len(table) - len(shown)} beyond {x_max:g} % not shown)"
+            if len(shown) < len(table) else "sizes studied")
+    lines = ["Duke 2025 anchors (Norris et al.,", "Rethinking Load Growth):"]
+    for k, share in enumerate(DUKE_2025_SHARES_PERCENT):
+        mw = result.size_at_share(share) - result.firm_mw
+        ax.axvline(share, color="darkorange", ls="--", lw=1,
+                   label="Duke 2025 curtailment shares" if k == 0 else None)
+        ax.plot([share], [mw], "D", color="darkorange", ms=5)
+        lines.append(f"{share:g} % -> +{mw:,.1f} MW here")
+    ax.text(0.98, 0.04, "\n".join(lines), transform=ax.transAxes, fontsize=8, ha="right",
+            va="bottom", bbox={"boxstyle": "round", "fc": "white", "ec": "0.7"})
+    ax.set_xlim(0, x_max)
+    ax.set_ylim(0, max(float(extra.max()), float(shown.extra_mw.max()), 1.0) * 1.15)
+    ax.set_xlabel("curtailment [% of the facility's annual energy]")
+    ax.set_ylabel(f"extra MW above firm {result.firm_mw:,.1f} MW")
+    ax.set_title(f"Flexible interconnection at bus {result.bus}")
+    ax.legend(fontsize=8, loc="upper left")
     return ax

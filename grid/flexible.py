@@ -1,0 +1,337 @@
+"""Flexible interconnection: how much more load connects if it accepts curtailment.
+
+A facility larger than the bus' firm hosting capacity can still connect when it agrees to
+stay under the *headroom* of each hour: the largest facility power at which no limit breaks,
+given that hour's background load. :func:`flexible_interconnection` computes the hourly
+headroom once, then for each candidate size (the facility's shape scaled to that peak) the
+curtailment ``max(0, load - headroom)``: hours, energy, share, events and what binds.
+
+The headroom is found by bisection with the same engines as :func:`grid.timeseries`
+(:func:`grid.powerflow.solve`), once per *distinct* background level: every step with the
+same multiplier has the same headroom, so a constant background costs one bisection and a
+background rounded to 0.01 a few dozen, all levels solved together in one engine call per
+bisection step.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandapower as pp
+import pandas as pd
+
+from aiload.errors import InputError
+from grid import engines
+from grid.attach import attach, check_bus, check_power_factor, facility_mw, q_mvar
+from grid.hosting import base_violation_text
+from grid.limits import Limits
+from grid.powerflow import _background_scale, solve
+
+__all__ = ["FlexibleInterconnection", "flexible_interconnection", "headroom"]
+
+TABLE_COLUMNS = ("size_mw", "extra_mw", "energy_mwh_per_yr", "curtailed_h_per_yr",
+                 "curtailed_mwh_per_yr", "curtailed_share_percent", "events_per_yr",
+                 "mean_event_h", "longest_event_h", "binding_element")
+
+
+@dataclass(frozen=True)
+class FlexibleInterconnection:
+    """Result of :func:`flexible_interconnection`.
+
+    Attributes
+    ----------
+    table : pandas.DataFrame
+        One row per candidate size: ``size_mw`` (the scaled facility's peak) [MW],
+        ``extra_mw`` (above ``firm_mw``) [MW], ``energy_mwh_per_yr`` (uncurtailed)
+        [MWh/yr], ``curtailed_h_per_yr`` [h/yr], ``curtailed_mwh_per_yr`` [MWh/yr],
+        ``curtailed_share_percent`` (of the facility's energy) [%], ``events_per_yr``
+        (runs of consecutive curtailed steps) [1/yr], ``mean_event_h`` and
+        ``longest_event_h`` [h] (NaN without events), ``binding_element`` (the element that
+        binds in most curtailed steps, e.g. ``"bus 15"``; ``""`` without curtailment).
+        Per-year figures are totals over the series divided by its length in years
+        (8,760 h).
+    headroom_mw : pandas.Series
+        Largest facility power at each step with no violation [MW] (within
+        ``tolerance_mw`` below the true value), on the facility series' index.
+    binding : pandas.Series
+        The element that breaks its limit just above ``headroom_mw`` at each step
+        (``"bus 15"``, ``"line 3"``, ``"trafo 0"``, ``"power flow"``).
+    firm_mw : float
+        Firm hosting capacity: the smallest headroom over the series [MW].
+    load_mw : pandas.Series
+        The facility series as given, in [MW].
+    bus : int
+    limits : Limits
+    power_factor : float
+        Lagging power factor of the facility [-].
+    tolerance_mw : float
+        Bisection tolerance of the headroom [MW].
+    levels : int
+        Number of distinct background levels solved.
+    engine : str
+        The power-flow engine used (as ``GridResult.engine``).
+    """
+
+    table: pd.DataFrame
+    headroom_mw: pd.Series
+    binding: pd.Series
+    firm_mw: float
+    load_mw: pd.Series
+    bus: int
+    limits: Limits
+    power_factor: float
+    tolerance_mw: float
+    levels: int
+    engine: str
+
+    def __post_init__(self) -> None:
+        if list(self.table.columns) != list(TABLE_COLUMNS):
+            raise ValueError(f"table columns must be {TABLE_COLUMNS}, got "
+                             f"{list(self.table.columns)}")
+        if not self.headroom_mw.index.equals(self.load_mw.index):
+            raise ValueError("headroom_mw and load_mw must share one index")
+
+    def scaled_load_mw(self, size_mw: float) -> pd.Series:
+        """The facility series scaled so that its peak is ``size_mw`` [MW]."""
+        return (self.load_mw / float(self.load_mw.max()) * float(size_mw)).rename("facility_mw")
+
+    def curtailed_load_mw(self, size_mw: float) -> pd.Series:
+        """``min(load, headroom)`` of the facility scaled to ``size_mw``: what may flow [MW]."""
+        return np.minimum(self.scaled_load_mw(size_mw), self.headroom_mw).rename("facility_mw")
+
+    def curtailed_share_percent(self, size_mw: float) -> float:
+        """Share of the energy of the facility scaled to ``size_mw`` that is curtailed [%]."""
+        load = self.scaled_load_mw(size_mw).to_numpy()
+        return float(100.0 * np.maximum(load - self.headroom_mw.to_numpy(), 0.0).sum()
+                     / load.sum())
+
+    def size_at_share(self, share_percent: float, tolerance_mw: float = 0.01) -> float:
+        """Largest facility peak [MW] whose curtailment stays within ``share_percent`` [%].
+
+        The share grows with size (a larger copy of the same shape exceeds the same headroom
+        by more), so a bisection on the size finds it; no power flow is run.
+        """
+        if not (isinstance(share_percent, (int, float)) and 0 <= share_percent < 100):
+            raise InputError(f"share_percent: expected a number in [0, 100) %, got "
+                             f"{share_percent!r}.")
+        lo, hi = self.firm_mw, 2.0 * self.firm_mw + 1.0
+        while self.curtailed_share_percent(hi) <= share_percent:
+            lo, hi = hi, 2.0 * hi
+        while hi - lo > tolerance_mw:
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if self.curtailed_share_percent(mid) <= share_percent else (lo, mid)
+        return lo
+
+
+def _step_worst(out: dict[str, np.ndarray], converged: np.ndarray, limits: Limits,
+                columns: dict[str, pd.Index]) -> tuple[np.ndarray, np.ndarray]:
+    """Per step: whether any limit breaks, and the element with the largest relative excess."""
+    n = len(converged)
+    best = np.full(n, -np.inf)
+    label = np.full(n, "", dtype=object)
+    checks = [
+        ("bus", out["vm_pu"], limits.vm_min_pu, -1.0),
+        ("bus", out["vm_pu"], limits.vm_max_pu, 1.0),
+        ("line", out["line_loading_percent"], limits.loading_max_percent, 1.0),
+        ("trafo", out["trafo_loading_percent"], limits.loading_max_percent, 1.0),
+    ]
+    for kind, values, limit, sign in checks:
+        if values.size == 0:
+            continue
+        excess = np.nan_to_num(sign * (values - limit) / limit, nan=-np.inf)
+        j = np.argmax(excess, axis=1)
+        e = excess[np.arange(n), j]
+        better = (e > 0) & (e > best)
+        best[better] = e[better]
+        names = np.array([f"{kind} {c}" for c in columns[kind]], dtype=object)
+        label[better] = names[j[better]]
+    label[~converged] = "power flow"
+    return (~converged) | (best > 0), label
+
+
+def headroom(
+    net: pp.pandapowerNet,
+    scale: np.ndarray,
+    *,
+    bus: int,
+    limits: Limits,
+    power_factor: float = 0.99,
+    tolerance_mw: float = 0.01,
+    p_start_mw: float = 1.0,
+    p_max_mw: float = 10_000.0,
+    enforce_q_lims: bool | None = None,
+    times: pd.Index | None = None,
+) -> tuple[np.ndarray, np.ndarray, int, str]:
+    """Headroom [MW] and binding element at each background multiplier in ``scale``.
+
+    Bisection per distinct multiplier (all levels in one engine call per step): the bracket
+    starts at ``[0, p_start_mw]``, doubles until every level breaks a limit, then halves
+    to ``tolerance_mw``; the lower end (no violation) is returned.
+
+    Returns
+    -------
+    (numpy.ndarray, numpy.ndarray, int, str)
+        Headroom per entry of ``scale`` [MW], binding element per entry, the number of
+        distinct levels, the engine used.
+    """
+    scale = np.asarray(scale, dtype=np.float64)
+    levels, inverse = np.unique(scale, return_inverse=True)
+    work, load_index = attach(net, bus, power_factor=power_factor)
+    model = engines.prepare(work, load_index, enforce_q_lims)
+    engine = "runpp" if model.fast_reason else "auto"
+    columns = {"bus": net.bus.index, "line": net.line.index, "trafo": net.trafo.index}
+    used = ""
+
+    def violated(p: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        nonlocal used
+        out, conv, used, _ = solve(model, p, q_mvar(p, power_factor), levels[rows], engine)
+        return _step_worst(out, conv, limits, columns)
+
+    zero = np.zeros(len(levels))
+    out0, conv0, used, _ = solve(model, zero, zero, levels, engine)
+    bad, _ = _step_worst(out0, conv0, limits, columns)
+    if bad.any():
+        first = None if times is None else pd.Index(
+            [times[int(np.flatnonzero(inverse == k)[0])] for k in range(len(levels))])
+        raise InputError(base_violation_text(out0, conv0, limits, columns, first))
+    lo = np.zeros(len(levels))
+    hi = np.full(len(levels), float(p_start_mw))
+    label = np.full(len(levels), "", dtype=object)
+    open_ = np.arange(len(levels))  # levels whose upper end does not yet break a limit
+    while open_.size:
+        if (hi[open_] > p_max_mw).any():
+            raise InputError(f"bus {bus} hosts more than p_max_mw={p_max_mw} MW without a "
+                             "violation at some background level; raise p_max_mw.")
+        broken, names = violated(hi[open_], open_)
+        label[open_[broken]] = names[broken]
+        lo[open_[~broken]] = hi[open_[~broken]]
+        hi[open_[~broken]] *= 2.0
+        open_ = open_[~broken]
+    while True:
+        rows = np.flatnonzero(hi - lo > tolerance_mw)
+        if rows.size == 0:
+            break
+        mid = 0.5 * (lo[rows] + hi[rows])
+        broken, names = violated(mid, rows)
+        hi[rows[broken]] = mid[broken]
+        label[rows[broken]] = names[broken]
+        lo[rows[~broken]] = mid[~broken]
+    return lo[inverse], label[inverse], len(levels), used
+
+
+def _events(curtailed: np.ndarray) -> np.ndarray:
+    """Lengths [steps] of the runs of consecutive True in ``curtailed``."""
+    edges = np.diff(np.r_[0, curtailed.astype(np.int8), 0])
+    return np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
+
+
+def flexible_interconnection(
+    net: pp.pandapowerNet,
+    load_kw: pd.Series | object,
+    *,
+    bus: int,
+    limits: Limits | None = None,
+    background: pd.Series | None = None,
+    power_factor: float = 0.99,
+    sizes_mw: np.ndarray | list[float] | None = None,
+    tolerance_mw: float = 0.01,
+    enforce_q_lims: bool | None = None,
+) -> FlexibleInterconnection:
+    """Curtailment a facility needs at each size above the firm hosting capacity.
+
+    Parameters
+    ----------
+    net : pandapower.pandapowerNet
+        The network; never modified.
+    load_kw : pandas.Series or FacilityLoad
+        Interval-mean facility power on a tz-aware fixed-step index: [kW] when named
+        ``*_kw`` (or a ``FacilityLoad``), else [MW]. Only its shape matters: it is scaled
+        to each size (size = its peak).
+    bus : int
+        Index of the connection bus in ``net.bus``.
+    limits : Limits, optional
+        Voltage band [pu] and loading limit [%]; default ``Limits()``.
+    background : pandas.Series, optional
+        Multipliers [-] of every existing load per step, on the facility series' index
+        (as :func:`grid.timeseries`); default 1. Cost grows with its number of distinct
+        values: round it (e.g. to 0.01) for long series.
+    power_factor : float
+        Lagging power factor of the facility [-], in (0, 1].
+    sizes_mw : array-like, optional
+        Facility peaks to study [MW], each > 0; default the firm capacity times 1.0, 1.05,
+        ..., 2.0.
+    tolerance_mw : float
+        Bisection tolerance of the headroom [MW] (the headroom is at most this far below
+        the true value).
+    enforce_q_lims : bool, optional
+        Generator Q limits, as in :func:`grid.timeseries`.
+
+    Returns
+    -------
+    FlexibleInterconnection
+        The size table, the headroom and binding element per step, the firm capacity.
+
+    Raises
+    ------
+    aiload.errors.InputError
+        Bad inputs, or a network that breaks ``limits`` with the facility at 0 MW at some
+        background level (the elements are named, as in :func:`grid.hosting_capacity`).
+
+    Examples
+    --------
+    >>> import pandas as pd, grid
+    >>> idx = pd.date_range("2025-01-01", periods=4, freq="h", tz="UTC")
+    >>> load = pd.Series([1.0, 2.0, 2.0, 1.0], idx, name="facility_mw")
+    >>> res = grid.flexible_interconnection(grid.networks.load("cigre_mv"), load, bus=9,
+    ...                                     limits=grid.Limits(vm_min_pu=0.9),
+    ...                                     background=pd.Series(0.7, idx), sizes_mw=[2.0])
+    >>> int(res.table.curtailed_h_per_yr.iloc[0] > 0)
+    1
+    """
+    series = facility_mw(load_kw, "load_kw")
+    bus = check_bus(net, bus)
+    pf = check_power_factor(power_factor)
+    limits = limits if limits is not None else Limits()
+    if not isinstance(limits, Limits):
+        raise InputError(f"limits: expected a grid.Limits, got {type(limits).__name__}.")
+    if not (isinstance(tolerance_mw, (int, float)) and 0 < tolerance_mw < 1e3):
+        raise InputError(f"tolerance_mw: expected a number in (0, 1000) MW, got "
+                         f"{tolerance_mw!r}.")
+    peak = float(series.max())
+    if not peak > 0:
+        raise InputError(f"load_kw: the series' peak is {peak} (nothing to scale); pass a "
+                         "facility series with positive power.")
+    scale = _background_scale(background, series.index)
+    head, bind, n_levels, used = headroom(
+        net, scale, bus=bus, limits=limits, power_factor=pf, tolerance_mw=tolerance_mw,
+        p_start_mw=peak, enforce_q_lims=enforce_q_lims, times=series.index)
+    firm = float(head.min())
+    if sizes_mw is None:
+        sizes = firm * np.linspace(1.0, 2.0, 21)
+    else:
+        sizes = np.asarray(sizes_mw, dtype=np.float64).ravel()
+        if sizes.size == 0 or not np.all(np.isfinite(sizes)) or (sizes <= 0).any():
+            raise InputError(f"sizes_mw: expected positive finite sizes [MW], got "
+                             f"{list(sizes_mw)!r}.")
+    step_h = pd.Timedelta(series.index.freq).total_seconds() / 3600.0
+    years = len(series) * step_h / 8760.0
+    shape = series.to_numpy(dtype=np.float64) / peak
+    rows = []
+    for size in sizes:
+        load = shape * size
+        cut = np.maximum(load - head, 0.0)
+        on = cut > 0
+        runs = _events(on) * step_h
+        top = pd.Series(bind[on]).value_counts()
+        rows.append((size, size - firm, load.sum() * step_h / years, on.sum() * step_h / years,
+                     cut.sum() * step_h / years, 100.0 * cut.sum() / load.sum(),
+                     len(runs) / years, runs.mean() if len(runs) else np.nan,
+                     runs.max() if len(runs) else np.nan, str(top.index[0]) if len(top) else ""))
+    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    return FlexibleInterconnection(
+        table=table,
+        headroom_mw=pd.Series(head, index=series.index, name="headroom_mw"),
+        binding=pd.Series(bind, index=series.index, name="binding", dtype=object),
+        firm_mw=firm, load_mw=series, bus=bus, limits=limits, power_factor=pf,
+        tolerance_mw=float(tolerance_mw), levels=n_levels, engine=used)
