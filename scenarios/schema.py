@@ -332,6 +332,11 @@ class MicrogridSection(_Section):
         default_factory=dict,
         description="microgrid.Generator(**generator); max_power_kw = 0 for no generator",
     )
+    carbon: dict[str, Any] | None = Field(
+        None, description="microgrid.Carbon(**carbon): grid_kg_per_kwh, price_usd_per_t, "
+        "cap_t_per_year; price_usd_per_t = \"cost_set\" takes the cost set's carbon price "
+        "for cost_year; absent: no carbon accounting in the optimum",
+    )
     options: dict[str, Any] = Field(
         default_factory=dict, description="further keyword arguments of microgrid.size()"
     )

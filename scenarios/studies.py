@@ -259,6 +259,7 @@ class MicrogridPlan:
     battery: Any
     generator: Any
     module: Any = field(repr=False)
+    carbon: Any = None
 
 
 def _build(cls, kwargs: dict[str, Any], where: str):
@@ -311,7 +312,24 @@ def prepare_microgrid(section: MicrogridSection, site: SiteSection) -> Microgrid
                         section.generator, "microgrid.generator")
         ),
         module=mg,
+        carbon=_microgrid_carbon(mg, section),
     )
+
+
+def _microgrid_carbon(mg, section: MicrogridSection):
+    """``microgrid.Carbon`` of the section's carbon table (None without one)."""
+    if section.carbon is None:
+        return None
+    kwargs = dict(section.carbon)
+    if kwargs.get("price_usd_per_t") == "cost_set":
+        if section.cost_set is None:
+            raise InputError(
+                "microgrid.carbon.price_usd_per_t = 'cost_set' needs [microgrid] cost_set; set "
+                "one or give the price as a number [USD/t]."
+            )
+        kwargs["price_usd_per_t"] = mg.cost_set(section.cost_set).carbon_price_usd_per_t(
+            section.cost_year)
+    return _build(mg.Carbon, kwargs, "microgrid.carbon")
 
 
 def read_tmy3_weather(path: str) -> tuple[pd.DataFrame, dict]:
@@ -359,6 +377,7 @@ def run_microgrid(plan: MicrogridPlan, facility_kw: pd.Series):
         battery=plan.battery,
         generator=plan.generator,
         import_limit_kw=section.import_limit_kw,
+        **({"carbon": plan.carbon} if plan.carbon is not None else {}),
         **section.options,
     )
     return sizing, pv

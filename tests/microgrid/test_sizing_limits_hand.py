@@ -117,3 +117,35 @@ def test_scenario_cost_set_without_a_generator_price_is_refused():
     with pytest.raises(InputError, match="prices a generator only through "
                                          "generator_technology"):
         prepare_microgrid(section, SiteSection())
+
+
+def test_scenario_carbon_price_from_the_cost_set():
+    section = MicrogridSection(cost_set="atb2024-moderate", generator_technology="gas_engine",
+                               carbon={"grid_kg_per_kwh": 0.373, "price_usd_per_t": "cost_set"})
+    plan = prepare_microgrid(section, SiteSection())
+    # EPA's 190 USD/t (2020 USD) in 2022 USD by CPI-U 292.655 / 258.811
+    assert plan.carbon.price_usd_per_t == pytest.approx(190 * 292.655 / 258.811)
+    assert plan.carbon.grid_kg_per_kwh == 0.373
+    no_set = MicrogridSection(carbon={"grid_kg_per_kwh": 0.4, "price_usd_per_t": "cost_set"},
+                              costs={"pv_usd_per_kwp_year": 1, "battery_usd_per_kwh_year": 1,
+                                     "battery_usd_per_kw_year": 1,
+                                     "generator_usd_per_kw_year": 1, "import_usd_per_kwh": 1})
+    with pytest.raises(InputError, match="'cost_set' needs \\[microgrid\\] cost_set"):
+        prepare_microgrid(no_set, SiteSection())
+
+
+def test_scenario_carbon_reaches_the_sizing(hours_2d):
+    from scenarios.studies import run_microgrid
+
+    load = pd.Series(1000.0, index=hours_2d, name="facility_kw")
+    load.index.freq = "1h"
+    section = MicrogridSection(cost_set="atb2024-moderate", generator_technology="gas_engine",
+                               import_limit_kw=600.0, pv=None,
+                               costs={"import_usd_per_kwh": 0.02},
+                               carbon={"grid_kg_per_kwh": 0.4, "price_usd_per_t": 100.0})
+    sizing, _ = run_microgrid(prepare_microgrid(section, SiteSection()), load)
+    # grid at 0.02 + 0.04 USD/kWh of carbon beats the engines (0.042 + 0.044 + capital):
+    # 600 kW of grid at 0.4 kg/kWh and 400 kW of engines at 0.440 kg/kWh, every hour
+    tonnes = (400 * 8295 * 53.06e-6 + 600 * 0.4) * 8760 / 1000
+    assert sizing.emissions_t_per_year == pytest.approx(tonnes, rel=1e-6)
+    assert sizing.annual_cost_usd["carbon"] == pytest.approx(100.0 * tonnes, rel=1e-6)
