@@ -64,8 +64,7 @@ def test_custom_fleet_equals_the_hand_built_facility_spec(tmp_path, facility_fn)
         streams=(JobStreamSpec(name="fine-tuning", workloads={"llama2-70b-lora": 1.0},
                                node_counts={2: 0.5, 4: 0.3, 8: 0.2}, utilization=0.5,
                                daily_amplitude=0.3, weekly_amplitude=0.3, peak_hour=14.0),),
-        inference=(InferenceSpec(nodes=8, utilization=0.4, model="llama3-70b",
-                                 target_load=0.8, headroom=0.1),),
+        inference=(InferenceSpec(nodes=8, utilization=0.4, model="llama3-70b"),),
         overheads=OverheadSpec(cooling="pue", pue=1.25),
         backfill=True,
     )
