@@ -377,7 +377,7 @@ class OutputsSection(_Section):
     jobs: bool = Field(
         False,
         description="also write facility.jobs.parquet, one row per batch job (arrival, start, "
-        "end, nodes, workload, stream, replicate; ~14 bytes a job, ~60 MB for a campus year)",
+        "end, nodes, workload, stream, replicate; ~14 bytes a job, ~62 MB for a campus year)",
     )
     dpi: int = Field(90, ge=40, le=300, description="resolution of the report's figures [dpi]")
 
