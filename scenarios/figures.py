@@ -17,7 +17,8 @@ from aiload.errors import InputError
 from aiload.metrics import plot_calendar_bands, plot_load_duration, plot_ramp_histogram
 from aiload.metrics.plots import date_axis
 
-__all__ = ["facility_figures", "grid_figures", "grid_tables", "contingency_table", "sizing_figures"]
+__all__ = ["facility_figures", "grid_figures", "grid_tables", "contingency_table",
+           "short_circuit_table", "hosting_table", "sizing_figures"]
 
 _PARTS = (("it_kw", "IT", "#3e7cb1"), ("losses_kw", "distribution losses", "#f0b429"),
           ("cooling_kw", "cooling", "#81b29a"))
@@ -125,8 +126,9 @@ _N1_COLUMNS = {
     "unserved_mw": "unserved [MW]",
     "islanded_buses": "islanded buses",
     "facility_unserved_mw": "facility unserved [MW]",
-    "collapse_margin_mw": "collapse margin [MW]",
+    "collapse_margin_mw": "margin to collapse [MW]",
     "low_margin": "low margin",
+    "scr_min": "SCR min",
     "worst_time": "worst hour",
 }
 
@@ -135,22 +137,35 @@ def _is_intact(element: Any) -> bool:
     return str(element).strip().lower() in {"none", "intact", "base", "base case", "n-0"}
 
 
-def contingency_table(result: pd.DataFrame, tz: str | None = None,
-                      rows: int = 20) -> tuple[str, pd.DataFrame]:
+def contingency_table(result: pd.DataFrame, tz: str | None = None, rows: int = 20,
+                      short_circuit: Any = None) -> tuple[str, pd.DataFrame]:
     """The N-1 outages with the lowest voltage as a compact table, and its caption.
 
     The intact case is shown first when the result has one and is not counted as an outage;
-    columns that say nothing here (no outage islands anything) are left out; the worst hour is
-    on the site's clock.
+    outages without a power-flow solution (no lowest voltage) rank first, then the lowest
+    voltage. Columns that say nothing here (no outage islands anything, no margin computed)
+    are left out; the worst hour is on the site's clock. ``short_circuit`` (a
+    ``grid.ShortCircuitStrength`` of the same bus) adds each case's minimum-case SCR.
     """
     intact = result[result["element"].map(_is_intact)] if "element" in result else result.iloc[:0]
     outages = result.drop(intact.index)
-    worst = outages.sort_values("min_vm_pu").head(rows) if "min_vm_pu" in outages else outages.head(rows)
+    if "min_vm_pu" in outages:
+        worst = outages.sort_values("min_vm_pu", na_position="first", kind="stable").head(rows)
+    else:
+        worst = outages.head(rows)
     table = pd.concat([intact, worst])
+    if short_circuit is not None and "element" in table:
+        scr = dict(zip(short_circuit.outages["element"], short_circuit.outages["scr_min"],
+                       strict=True))
+        table = table.assign(scr_min=[short_circuit.scr_min if _is_intact(e) else scr.get(e)
+                                      for e in table["element"]])
     cols = [c for c in _N1_COLUMNS if c in table]
     for quiet in ("facility_islanded", "islanded_buses", "unserved_mw", "facility_unserved_mw"):
         if quiet in cols and not result[quiet].astype(float).fillna(0).any():
             cols.remove(quiet)
+    for unknown in ("collapse_margin_mw", "low_margin", "scr_min"):
+        if unknown in cols and table[unknown].isna().all():
+            cols.remove(unknown)
     table = table[cols].copy()
     if "worst_time" in table:
         times = pd.to_datetime(table["worst_time"])
@@ -161,9 +176,54 @@ def contingency_table(result: pd.DataFrame, tz: str | None = None,
         table["element"] = [("intact network" if _is_intact(e) else e) for e in table["element"]]
     table = table.rename(columns=_N1_COLUMNS)
     zone = f", worst hour in {tz}" if tz and "worst hour" in table else ""
-    caption = (f"the {len(worst)} outages with the lowest voltage, of {len(outages)} "
-               f"(the intact network first; all in grid_contingency.parquet{zone})")
+    notes = ""
+    if "margin to collapse [MW]" in table:
+        notes += ("; margin to collapse: the P-V nose less the peak, n/a where not computed, "
+                  "negative beyond collapse")
+    if "SCR min" in table:
+        notes += "; SCR min: short-circuit ratio, IEC 60909 minimum case"
+    caption = (f"the {len(worst)} outages with the lowest voltage (no solution first), of "
+               f"{len(outages)} (the intact network first; all in grid_contingency.parquet"
+               f"{zone}{notes})")
     return caption, table
+
+
+def short_circuit_table(result: Any, rows: int = 5) -> tuple[str, pd.DataFrame]:
+    """Sk'' and SCR at the point of interconnection: the intact network, then the ``rows``
+    weakest N-1 outages (lowest minimum-case SCR), and the table's caption."""
+    intact = pd.DataFrame([{"element": "intact network", "skss_max_mva": result.skss_max_mva,
+                            "skss_min_mva": result.skss_min_mva, "scr_max": result.scr_max,
+                            "scr_min": result.scr_min, "strength": result.strength}])
+    outages = result.outages
+    weakest = outages.head(rows)[list(intact.columns)] if len(outages) else outages
+    table = pd.concat([intact, weakest], ignore_index=True) if len(weakest) else intact
+    table = table.rename(columns={"element": "case", "skss_max_mva": "Sk'' max [MVA]",
+                                  "skss_min_mva": "Sk'' min [MVA]", "scr_max": "SCR max",
+                                  "scr_min": "SCR min"})
+    of = (f"the intact network and the {len(weakest)} weakest of {len(outages)} N-1 outages"
+          if len(outages) else "the intact network")
+    caption = (f"short-circuit ratio at bus {result.bus}, SCR = Sk'' / {result.facility_mw:,.1f} MW "
+               f"(IEC 60909, 3-phase fault), {of}; weak below {result.scr_weak:g}, very weak "
+               f"below {result.scr_very_weak:g}"
+               + ("; every outage in grid_short_circuit_outages.parquet" if len(outages) else "")
+               + (f"; {len(result.assumed)} kinds of short-circuit data assumed (listed above)"
+                  if result.assumed else ""))
+    return caption, table
+
+
+def hosting_table(result: Any) -> tuple[str, pd.DataFrame]:
+    """The hosting capacity with its binding limit and, beside it, the voltage-collapse
+    margin (the P-V nose less the hosting capacity) [MW]."""
+    row = {"hosting capacity [MW]": result.p_mw, "binding element": result.element,
+           "quantity": result.quantity, "value": result.value, "limit": result.limit}
+    if getattr(result, "nose_p_mw", None) is not None:
+        row["P-V nose [MW]"] = result.nose_p_mw
+        row["margin to collapse [MW]"] = result.collapse_margin_mw
+    caption = (f"bus {result.bus}: the limit that binds first and the distance from the hosting "
+               "capacity to voltage collapse" + (" (generator Q limits enforced)"
+                                                 if getattr(result, "enforce_q_lims", False)
+                                                 else " (generator Q limits not enforced)"))
+    return caption, pd.DataFrame([row])
 
 
 def _header(column: Any) -> str:
@@ -174,21 +234,30 @@ def _header(column: Any) -> str:
     return base.replace("_", " ") + (f" [{unit}]" if unit else "")
 
 
-def grid_tables(result: Any, tz: str | None = None) -> dict[str, pd.DataFrame]:
+def grid_tables(result: Any, tz: str | None = None,
+                results: dict[str, Any] | None = None) -> dict[str, pd.DataFrame]:
     """Small tables of a grid study result worth printing; the N-1 table as its 20 worst rows.
 
     Tables indexed by an element (lines relieved by a load loss, per line) keep that index
-    as their first column.
+    as their first column. ``results`` (all of the run's grid results) lets the N-1 table
+    show the short-circuit study's SCR beside each outage.
     """
     import dataclasses
 
     if isinstance(result, pd.DataFrame):
         if "min_vm_pu" in result and "element" in result:
-            caption, table = contingency_table(result, tz)
+            caption, table = contingency_table(
+                result, tz, short_circuit=(results or {}).get("short_circuit"))
             return {caption: table}
         return {"": result}
     if not dataclasses.is_dataclass(result):
         return {}
+    if hasattr(result, "scr_min") and hasattr(result, "outages"):
+        caption, table = short_circuit_table(result)
+        return {caption: table}
+    if hasattr(result, "p_mw") and hasattr(result, "quantity") and hasattr(result, "limit"):
+        caption, table = hosting_table(result)
+        return {caption: table}
     out = {}
     for f in dataclasses.fields(result):
         value = getattr(result, f.name)

@@ -188,7 +188,8 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
             scalars = summary.get("grid", {}).get(study, {})
             if scalars:
                 parts.append(_kv(scalars))
-            for name, frame in figures.grid_tables(result, tz=tz).items():
+            for name, frame in figures.grid_tables(result, tz=tz,
+                                                       results=grid_results).items():
                 parts.append(f"<p class='muted'>{_esc(name)}</p>" + _table(frame))
         parts.append(_figs(figures.grid_figures(grid_results, scenario.grid), dpi))
 

@@ -41,6 +41,7 @@ __all__ = [
     "SiteSection",
     "GridSection",
     "GridLimitsSection",
+    "ShortCircuitSection",
     "MicrogridSection",
     "PVSection",
     "SweepSection",
@@ -49,7 +50,11 @@ __all__ = [
 ]
 
 #: the grid studies a scenario can ask for, in the order the runner performs them
-GRID_STUDIES = ("timeseries", "hosting_capacity", "contingency", "load_loss")
+GRID_STUDIES = ("timeseries", "hosting_capacity", "contingency", "short_circuit", "load_loss")
+
+#: the studies run when ``studies`` is not given (short_circuit needs IEC 60909 data that
+#: power-flow cases lack, so it is asked for by name)
+DEFAULT_GRID_STUDIES = ("timeseries", "hosting_capacity", "contingency", "load_loss")
 
 
 class _Section(BaseModel):
@@ -253,6 +258,64 @@ class GridLimitsSection(_Section):
     )
 
 
+class ShortCircuitSection(_Section):
+    """The ``short_circuit`` study: ``grid.short_circuit_strength`` (IEC 60909 Sk'' and the
+    short-circuit ratio at the facility bus, intact and after each N-1 outage).
+
+    The thresholds are inputs; the other keys are ``grid.ShortCircuitData``, used only where
+    the network lacks the value (power-flow cases such as case118 carry none of them) and
+    listed in the result's ``assumed``. Typical values, not a network's own: ext_grid_rx 0.1,
+    gen_xdss_pu 0.2, gen_rx 0.07, gen_cos_phi 0.85, line_end_temp_degree 80; the grid's
+    short-circuit power comes from its operator.
+    """
+
+    facility_mw: float | None = Field(
+        None, gt=0.0, description="facility power the ratios are taken of [MW]; None: the peak of "
+        "the facility series at grid.freq"
+    )
+    scr_weak: float = Field(3.0, gt=0.0, description="SCR below which the point is weak [-]")
+    scr_very_weak: float = Field(
+        2.0, gt=0.0, description="SCR below which the point is very weak [-]"
+    )
+    outages: Literal["lines", "trafos", "lines+trafos", "none"] = Field(
+        "lines+trafos", description="branches taken out one at a time ('none': intact only)"
+    )
+    ext_grid_sc_max_mva: float | None = Field(
+        None, gt=0.0, description="external grid's short-circuit power, maximum case [MVA]"
+    )
+    ext_grid_sc_min_mva: float | None = Field(
+        None, gt=0.0, description="external grid's short-circuit power, minimum case [MVA]"
+    )
+    ext_grid_rx: float | None = Field(None, gt=0.0, description="external grid's R/X ratio [-]")
+    gen_xdss_pu: float | None = Field(
+        None, gt=0.0, description="generators' subtransient reactance X''d on their rating [pu]"
+    )
+    gen_rx: float | None = Field(None, gt=0.0, description="generators' R/X ratio [-]")
+    gen_cos_phi: float | None = Field(
+        None, gt=0.0, le=1.0, description="generators' rated power factor [-] (rating "
+        "= max(max_p_mw, p_mw) / gen_cos_phi where none is given)"
+    )
+    line_end_temp_degree: float | None = Field(
+        None, gt=0.0, description="conductor temperature at the end of the fault, minimum "
+        "case [degC]"
+    )
+
+    @model_validator(mode="after")
+    def _thresholds(self) -> ShortCircuitSection:
+        if self.scr_very_weak > self.scr_weak:
+            raise ValueError(
+                f"scr_very_weak = {self.scr_very_weak} is above scr_weak = {self.scr_weak}; "
+                "need scr_very_weak <= scr_weak (e.g. 2 and 3)"
+            )
+        return self
+
+    def data_kwargs(self) -> dict[str, float | None]:
+        """The ``grid.ShortCircuitData`` keyword arguments of this table."""
+        return {k: getattr(self, k) for k in (
+            "ext_grid_sc_max_mva", "ext_grid_sc_min_mva", "ext_grid_rx", "gen_xdss_pu",
+            "gen_rx", "gen_cos_phi", "line_end_temp_degree")}
+
+
 class GridSection(_Section):
     """Interconnection studies of the facility at one bus of a network (grid package)."""
 
@@ -262,8 +325,25 @@ class GridSection(_Section):
     )
     bus: int = Field(ge=0, description="index of the bus the facility connects to [-]")
     power_factor: float = Field(0.99, gt=0.0, le=1.0, description="facility power factor [-]")
-    studies: list[Literal["timeseries", "hosting_capacity", "contingency", "load_loss"]] = Field(
-        default_factory=lambda: list(GRID_STUDIES), description="which studies to run"
+    studies: list[Literal["timeseries", "hosting_capacity", "contingency", "short_circuit",
+                          "load_loss"]] = Field(
+        default_factory=lambda: list(DEFAULT_GRID_STUDIES),
+        description="which studies to run; short_circuit only when named (it needs the "
+        "[grid.short_circuit] data a power-flow case lacks)",
+    )
+    enforce_q_lims: bool | None = Field(
+        None, description="enforce generators' reactive-power limits in every study (PV->PQ "
+        "switching, as pandapower's runpp(enforce_q_lims=True)); None: the network's default, "
+        "on where generators have Q limits (case118, case300, MATPOWER files)",
+    )
+    min_margin_fraction: float = Field(
+        0.05, ge=0.0, lt=10.0, description="contingency: flag (low_margin) a case whose "
+        "voltage-collapse margin is below this share of the facility's peak [-]; 0.05 is WECC's "
+        "5 % for N-1",
+    )
+    short_circuit: ShortCircuitSection = Field(
+        default_factory=ShortCircuitSection,
+        description="thresholds and IEC 60909 data of the short_circuit study",
     )
     limits: GridLimitsSection = Field(
         default_factory=GridLimitsSection, description="voltage band and loading limit"
@@ -332,6 +412,15 @@ class MicrogridSection(_Section):
         default_factory=dict,
         description="microgrid.Generator(**generator); max_power_kw = 0 for no generator",
     )
+    max_dump_load_kw: float = Field(
+        0.0, ge=0.0, description="largest power a dump load (load bank) may burn [kW]: where a "
+        "generator's minimum load or an import ramp limit leaves supply the load cannot take; "
+        "0: none (microgrid.size's max_dump_load_kw)",
+    )
+    allow_simultaneous_charge_discharge: bool = Field(
+        False, description="let the battery charge and discharge in the same step (a pure LP, "
+        "faster; the energy so burned is reported as burned_by_cycling_kwh); false: never"
+    )
     carbon: dict[str, Any] | None = Field(
         None, description="microgrid.Carbon(**carbon): grid_kg_per_kwh, price_usd_per_t, "
         "cap_t_per_year; price_usd_per_t = \"cost_set\" takes the cost set's carbon price "
@@ -345,6 +434,17 @@ class MicrogridSection(_Section):
     @classmethod
     def _freq(cls, value: str) -> str:
         return _check_freq(value)
+
+    @model_validator(mode="after")
+    def _options_not_twice(self) -> MicrogridSection:
+        twice = sorted({"max_dump_load_kw", "allow_simultaneous_charge_discharge",
+                        "import_limit_kw"} & set(self.options))
+        if twice:
+            raise ValueError(
+                f"options has {', '.join(twice)}, which [microgrid] sets itself; write "
+                f"{twice[0]} = ... in [microgrid] and remove it from [microgrid.options]"
+            )
+        return self
 
 
 class SweepSection(_Section):

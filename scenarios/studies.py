@@ -180,6 +180,7 @@ class GridPlan:
     net: Any
     limits: Any
     module: Any = field(repr=False)
+    short_circuit_data: Any = None
 
 
 def prepare_grid(section: GridSection) -> GridPlan:
@@ -196,7 +197,27 @@ def prepare_grid(section: GridSection) -> GridPlan:
         vm_max_pu=section.limits.vm_max_pu,
         loading_max_percent=section.limits.loading_max_percent,
     )
-    return GridPlan(section=section, net=net, limits=limits, module=grid)
+    sc_data = None
+    if "short_circuit" in section.studies:
+        sc_data = _short_circuit_data(grid, net, section)
+    return GridPlan(section=section, net=net, limits=limits, module=grid,
+                    short_circuit_data=sc_data)
+
+
+def _short_circuit_data(grid, net, section: GridSection):
+    """``grid.ShortCircuitData`` of ``[grid.short_circuit]``, checked on the intact network
+    (two IEC 60909 solves) so that missing data fail before the facility is simulated."""
+    data = grid.ShortCircuitData(**section.short_circuit.data_kwargs())
+    try:
+        grid.short_circuit_strength(net, bus=section.bus, facility_mw=1.0, data=data,
+                                    outages=None)
+    except InputError as exc:
+        raise InputError(
+            f"grid.studies has 'short_circuit': {exc} In a scenario, write these values in a "
+            "[grid.short_circuit] table (keys ext_grid_sc_max_mva, ext_grid_sc_min_mva, "
+            "ext_grid_rx, gen_xdss_pu, gen_rx, gen_cos_phi, line_end_temp_degree)."
+        ) from None
+    return data
 
 
 def run_grid(plan: GridPlan, facility_kw: pd.Series,
@@ -213,6 +234,8 @@ def run_grid(plan: GridPlan, facility_kw: pd.Series,
     described = {"timeseries": f"time-series power flow, {steps:,} steps",
                  "hosting_capacity": "hosting capacity",
                  "contingency": f"N-1 at the {min(section.contingency_hours, steps)} peak steps",
+                 "short_circuit": "short-circuit strength"
+                 + ("" if section.short_circuit.outages == "none" else ", intact and N-1"),
                  "load_loss": "load loss"}
     for name in described:  # a fixed order, each study once
         if name not in section.studies:
@@ -227,20 +250,32 @@ def _run_study(grid, plan: GridPlan, section: GridSection, name: str,
     out: dict[str, Any] = {}
     if name == "timeseries":
         out["timeseries"] = grid.timeseries(
-            plan.net, load_mw, bus=section.bus, power_factor=section.power_factor, limits=plan.limits
+            plan.net, load_mw, bus=section.bus, power_factor=section.power_factor,
+            limits=plan.limits, enforce_q_lims=section.enforce_q_lims,
         )
     if name == "hosting_capacity":
         out["hosting_capacity"] = grid.hosting_capacity(
-            plan.net, bus=section.bus, limits=plan.limits, power_factor=section.power_factor
+            plan.net, bus=section.bus, limits=plan.limits, power_factor=section.power_factor,
+            enforce_q_lims=section.enforce_q_lims,
         )
     if name == "contingency":
         out["contingency"] = grid.contingency(
             plan.net, load_mw, bus=section.bus, n_peak=section.contingency_hours,
-            power_factor=section.power_factor,
+            power_factor=section.power_factor, enforce_q_lims=section.enforce_q_lims,
+            min_margin_fraction=section.min_margin_fraction,
+        )
+    if name == "short_circuit":
+        sc = section.short_circuit
+        out["short_circuit"] = grid.short_circuit_strength(
+            plan.net, bus=section.bus,
+            facility_mw=sc.facility_mw if sc.facility_mw is not None else float(load_mw.max()),
+            data=plan.short_circuit_data, outages=None if sc.outages == "none" else sc.outages,
+            scr_weak=sc.scr_weak, scr_very_weak=sc.scr_very_weak,
         )
     if name == "load_loss":
         out["load_loss"] = grid.load_loss(
-            plan.net, bus=section.bus, p_mw=float(load_mw.max()), power_factor=section.power_factor
+            plan.net, bus=section.bus, p_mw=float(load_mw.max()), power_factor=section.power_factor,
+            enforce_q_lims=section.enforce_q_lims,
         )
     return out
 
@@ -377,6 +412,8 @@ def run_microgrid(plan: MicrogridPlan, facility_kw: pd.Series):
         battery=plan.battery,
         generator=plan.generator,
         import_limit_kw=section.import_limit_kw,
+        max_dump_load_kw=section.max_dump_load_kw,
+        allow_simultaneous_charge_discharge=section.allow_simultaneous_charge_discharge,
         **({"carbon": plan.carbon} if plan.carbon is not None else {}),
         **section.options,
     )
