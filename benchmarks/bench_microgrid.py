@@ -7,6 +7,9 @@ built with linopy (``benchmarks/microgrid_linopy.py``, in kW and USD, unscaled) 
 by HiGHS' interior point method, the fastest HiGHS option on the unscaled LP (its dual
 simplex had not finished after 5 min). ``microgrid`` solves its per-unit model with dual
 simplex. Targets (issue 6, 2-core machine): hourly year built < 2 s, solved < 30 s.
+A like-for-like row (issue 17) solves the linopy model on the same per-unit data
+(:func:`per_unit_inputs`: every kW and kWh divided by ``kw_per_pu``) with the same HiGHS dual
+simplex, so the two interfaces differ only in how they build and hand over the model.
 
 ``run(quick=True)`` does the hourly year only; the 15-minute year (35,040 steps) runs
 otherwise. Measured figures and the machine load are in docs/microgrid.md. Timings depend
@@ -15,6 +18,8 @@ on machine load: the ratios to the baseline measured in the same run are steadie
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import sys
 import time
 
@@ -22,7 +27,7 @@ import pandas as pd
 
 import aiload
 import microgrid as mg
-from microgrid.model import build_model
+from microgrid.model import ModelInputs, build_model, kw_per_pu
 from microgrid.sizing import prepare_inputs
 from microgrid.solve import PRIMAL_SIMPLEX_MIN_STEPS, solve_model
 
@@ -31,7 +36,7 @@ try:  # python -m benchmarks (package) or python benchmarks/bench_microgrid.py
 except ImportError:  # pragma: no cover
     from microgrid_linopy import build_linopy
 
-__all__ = ["run", "campus_inputs"]
+__all__ = ["run", "campus_inputs", "per_unit_inputs"]
 
 START = pd.Timestamp("2025-01-01", tz="UTC")
 END = pd.Timestamp("2026-01-01", tz="UTC")
@@ -62,6 +67,31 @@ def campus_inputs(freq: str):
         import_limit_kw=LIMIT_KW,
     )
     return data
+
+
+def per_unit_inputs(d: ModelInputs) -> tuple[ModelInputs, float]:
+    """``d`` with every power and energy divided by ``kw_per_pu(d)``, and that unit [kW/pu].
+
+    Prices per kWh and costs per kW-year keep their values, so the optimum of the returned
+    inputs is the kW optimum divided by the unit (docs/formulation.md, "Scaling").
+    """
+    u = kw_per_pu(d)
+
+    def div(x):
+        return x if x is None or math.isinf(x) else x / u
+
+    battery = dataclasses.replace(d.battery, max_energy_kwh=div(d.battery.max_energy_kwh),
+                                  max_power_kw=div(d.battery.max_power_kw))
+    generator = dataclasses.replace(d.generator, max_power_kw=div(d.generator.max_power_kw),
+                                    unit_size_kw=div(d.generator.unit_size_kw))
+    scaled = dataclasses.replace(
+        d, load_kw=d.load_kw / u, battery=battery, generator=generator,
+        import_limit_kw=div(d.import_limit_kw), export_limit_kw=div(d.export_limit_kw),
+        max_pv_kwp=div(d.max_pv_kwp), ramp_limit_kw_per_h=div(d.ramp_limit_kw_per_h),
+        carbon_cap_t_per_year=div(d.carbon_cap_t_per_year),
+        dump_load_max_kw=div(d.dump_load_max_kw),
+    )
+    return scaled, u
 
 
 def _row(name, value, unit, baseline_name, baseline_value, target, passed):
@@ -97,6 +127,22 @@ def _measure(label: str, data, *, targets: bool, solve_linopy: bool) -> list[dic
         gap = abs(res.objective_usd - float(lm.objective.value)) / abs(res.objective_usd)
         rows.append(_row(f"{label} objective, |pyomo - linopy| / pyomo", gap, "-",
                          "linopy objective", float(lm.objective.value), "< 1e-6", gap < 1e-6))
+        # like for like: the same per-unit data, the same HiGHS dual simplex
+        scaled, u = per_unit_inputs(data)
+        t0 = time.perf_counter()
+        lpu = build_linopy(scaled)
+        lpu.solve(solver_name="highs", io_api="direct", progress=False, output_flag=False,
+                  solver="simplex")
+        lpu_s = time.perf_counter() - t0
+        print(f"  {label}: linopy pu dual simplex built + solved in {lpu_s:.1f} s",
+              file=sys.stderr, flush=True)
+        rows.append(_row(f"{label} build + solve, pyomo / linopy, both pu dual simplex",
+                         build_s + res.solve_time_s, "s", "linopy pu build + solve", lpu_s,
+                         "-", None))
+        lgap = abs(res.objective_usd - u * float(lpu.objective.value)) / abs(res.objective_usd)
+        rows.append(_row(f"{label} objective, |pyomo - linopy pu| / pyomo", lgap, "-",
+                         "linopy pu objective [USD/yr]", u * float(lpu.objective.value),
+                         "< 1e-6", lgap < 1e-6))
     else:
         method = ("primal simplex" if len(data.load_kw) > PRIMAL_SIMPLEX_MIN_STEPS
                   else "dual simplex")
