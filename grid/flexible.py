@@ -28,7 +28,7 @@ from grid.hosting import base_violation_text
 from grid.limits import Limits
 from grid.powerflow import _background_scale, solve
 
-__all__ = ["FlexibleInterconnection", "flexible_interconnection", "headroom"]
+__all__ = ["FlexibleInterconnection", "flexible_interconnection", "headroom", "summarize"]
 
 TABLE_COLUMNS = ("size_mw", "extra_mw", "energy_mwh_per_yr", "curtailed_h_per_yr",
                  "curtailed_mwh_per_yr", "curtailed_share_percent", "events_per_yr",
@@ -226,6 +226,42 @@ def _events(curtailed: np.ndarray) -> np.ndarray:
     return np.flatnonzero(edges == -1) - np.flatnonzero(edges == 1)
 
 
+def summarize(load_mw: pd.Series, headroom_mw: np.ndarray, binding: np.ndarray,
+              sizes_mw: np.ndarray | list[float], firm_mw: float) -> pd.DataFrame:
+    """The size table of :class:`FlexibleInterconnection` from a headroom series.
+
+    Parameters
+    ----------
+    load_mw : pandas.Series
+        Facility shape on a fixed-step index [MW]; scaled so that its peak is each size.
+    headroom_mw : numpy.ndarray
+        Headroom per step [MW].
+    binding : numpy.ndarray
+        Binding element per step (str).
+    sizes_mw : array-like
+        Facility peaks [MW].
+    firm_mw : float
+        Firm hosting capacity [MW] (for ``extra_mw``).
+    """
+    step_h = pd.Timedelta(load_mw.index.freq).total_seconds() / 3600.0
+    years = len(load_mw) * step_h / 8760.0
+    shape = load_mw.to_numpy(dtype=np.float64) / float(load_mw.max())
+    rows = []
+    for size in np.asarray(sizes_mw, dtype=np.float64):
+        load = shape * size
+        cut = np.maximum(load - headroom_mw, 0.0)
+        on = cut > 0
+        runs = _events(on) * step_h
+        top = pd.Series(binding[on], dtype=object).value_counts()
+        rows.append((size, size - firm_mw, load.sum() * step_h / years,
+                     on.sum() * step_h / years, cut.sum() * step_h / years,
+                     100.0 * cut.sum() / load.sum(), len(runs) / years,
+                     runs.mean() if len(runs) else np.nan,
+                     runs.max() if len(runs) else np.nan,
+                     str(top.index[0]) if len(top) else ""))
+    return pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+
+
 def flexible_interconnection(
     net: pp.pandapowerNet,
     load_kw: pd.Series | object,
@@ -314,21 +350,7 @@ def flexible_interconnection(
         if sizes.size == 0 or not np.all(np.isfinite(sizes)) or (sizes <= 0).any():
             raise InputError(f"sizes_mw: expected positive finite sizes [MW], got "
                              f"{list(sizes_mw)!r}.")
-    step_h = pd.Timedelta(series.index.freq).total_seconds() / 3600.0
-    years = len(series) * step_h / 8760.0
-    shape = series.to_numpy(dtype=np.float64) / peak
-    rows = []
-    for size in sizes:
-        load = shape * size
-        cut = np.maximum(load - head, 0.0)
-        on = cut > 0
-        runs = _events(on) * step_h
-        top = pd.Series(bind[on]).value_counts()
-        rows.append((size, size - firm, load.sum() * step_h / years, on.sum() * step_h / years,
-                     cut.sum() * step_h / years, 100.0 * cut.sum() / load.sum(),
-                     len(runs) / years, runs.mean() if len(runs) else np.nan,
-                     runs.max() if len(runs) else np.nan, str(top.index[0]) if len(top) else ""))
-    table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+    table = summarize(series, head, bind, sizes, firm)
     return FlexibleInterconnection(
         table=table,
         headroom_mw=pd.Series(head, index=series.index, name="headroom_mw"),

@@ -218,7 +218,7 @@ def plot_flexible_interconnection(result, *, ax=None):
         ax.plot([share], [mw], "D", color="darkorange", ms=5)
         lines.append(f"{share:g} % -> +{mw:,.1f} MW here")
     ax.text(0.98, 0.04, "\n".join(lines), transform=ax.transAxes, fontsize=8, ha="right",
-            va="bottom", bbox={"boxstyle": "round", "fc": "white", "ec": "0.7"})
+            va="bottom", multialignment="left", bbox={"boxstyle": "round", "fc": "white", "ec": "0.7"})
     ax.set_xlim(0, x_max)
     ax.set_ylim(0, max(float(extra.max()), float(shown.extra_mw.max()), 1.0) * 1.15)
     ax.set_xlabel("curtailment [% of the facility's annual energy]")

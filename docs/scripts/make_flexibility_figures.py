@@ -1,0 +1,160 @@
+"""Make the figures of docs/flexibility.md: the flexible-interconnection study on case118.
+
+Run from the project root::
+
+    .venv/bin/python docs/scripts/make_flexibility_figures.py [--cache campus.parquet]
+
+The facility shape is ``aiload.facility("campus-100mw", ...)`` (one simulated year at hourly
+steps, seed 0), connected as in the ``campus-100mw-interconnection`` scenario: bus 15 of
+case118, limits 0.94-1.06 pu, power factor 0.99. case118 has no load profile of its own, so
+its loads follow an ILLUSTRATIVE background cycle made here (seasonal and daily cosines,
+rounded to 0.01): it is not measured and stands only to make the headroom move over the
+year. Figures go to ``docs/figures/flexibility_*.png``; the numbers quoted in the page are
+printed. About a minute on the 2-core machine (most of it the facility year).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import math
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandapower as pp
+import pandas as pd
+from matplotlib.figure import Figure
+
+import aiload
+import grid
+from grid.flexible import summarize
+from grid.plots import plot_flexible_interconnection
+
+FIGURES = Path(__file__).resolve().parents[1] / "figures"
+BUS = 15
+LIMITS = grid.Limits(vm_min_pu=0.94, vm_max_pu=1.06, loading_max_percent=100.0)
+PF = 0.99
+DPI = 90
+
+
+def illustrative_background(index: pd.DatetimeIndex) -> pd.Series:
+    """Multipliers [-] of case118's loads: 0.62-0.98, summer and early-evening peaks.
+
+    Made up for the example (not measured): 0.80 + 0.10 cos(season, peak mid-July)
+    + 0.08 cos(day, peak 23:00 UTC ~ 17:00 US Central), rounded to 0.01.
+    """
+    day = (index - pd.Timestamp("2025-07-15", tz="UTC")) / pd.Timedelta(days=1)
+    hour = index.hour.to_numpy() + index.minute.to_numpy() / 60
+    m = 0.80 + 0.10 * np.cos(2 * np.pi * day / 365.0) + 0.08 * np.cos(
+        2 * np.pi * (hour - 23) / 24)
+    return pd.Series(np.round(np.asarray(m), 2), index=index, name="background")
+
+
+def runpp_check(net, res, background: pd.Series, hours: list[int]) -> None:
+    """Headroom against pandapower.runpp (Q limits on) at sampled hours."""
+    q = math.tan(math.acos(PF))
+    for k in hours:
+        found = []
+        for p in (res.headroom_mw.iloc[k], res.headroom_mw.iloc[k] + 2 * res.tolerance_mw):
+            ref = copy.deepcopy(net)
+            ref.load["p_mw"] *= background.iloc[k]
+            ref.load["q_mvar"] *= background.iloc[k]
+            pp.create_load(ref, BUS, p_mw=p, q_mvar=p * q)
+            pp.runpp(ref, lightsim2grid=False, numba=False, tolerance_mva=1e-8,
+                     enforce_q_lims=True)
+            vm = ref.res_bus.vm_pu
+            found.append(f"{p:.2f} MW -> min vm {vm.min():.5f} pu (bus {vm.idxmin()})")
+        print(f"  runpp at {res.headroom_mw.index[k]} (background {background.iloc[k]:.2f}): "
+              + "; ".join(found))
+
+
+def main(cache: str | None = None) -> None:
+    logging.getLogger("pandapower").setLevel(logging.ERROR)
+    warnings.simplefilter("ignore")
+    t0 = time.perf_counter()
+    if cache and Path(cache).is_file():
+        power = pd.read_parquet(cache)
+    else:
+        campus = aiload.facility("campus-100mw", start=pd.Timestamp("2025-01-01", tz="UTC"),
+                                 end="365D", freq="1h", seed=0, progress=False)
+        power = campus.power
+        if cache:
+            power.to_parquet(cache)
+    load_kw = power["facility_kw"].asfreq("h")
+    print(f"campus-100mw: mean {load_kw.mean() / 1e3:.1f} MW, peak {load_kw.max() / 1e3:.1f} MW"
+          f" over {len(load_kw)} h ({time.perf_counter() - t0:.0f} s)")
+    net = grid.networks.load("case118")
+    background = illustrative_background(load_kw.index)
+    print(f"background: {background.min():.2f}..{background.max():.2f}, "
+          f"{background.nunique()} distinct levels")
+
+    t1 = time.perf_counter()
+    res = grid.flexible_interconnection(net, load_kw, bus=BUS, limits=LIMITS,
+                                        background=background, power_factor=PF)
+    print(f"flexible_interconnection: {time.perf_counter() - t1:.1f} s, {res.levels} levels, "
+          f"engine {res.engine}; firm {res.firm_mw:.2f} MW, headroom "
+          f"{res.headroom_mw.min():.1f}..{res.headroom_mw.max():.1f} MW, binding "
+          f"{res.binding.value_counts().to_dict()}")
+    # the worst hour decides hosting_capacity: its distinct levels give the same answer as
+    # the whole year at a 37th of the power flows
+    levels = pd.Series(np.unique(background.to_numpy()))
+    hc = grid.hosting_capacity(net, bus=BUS, limits=LIMITS, background=levels,
+                               power_factor=PF)
+    print(f"grid.hosting_capacity at the background's levels: {hc.p_mw:.2f} MW "
+          f"(binding {hc.element}, background {levels[hc.time]:.2f})")
+    with pd.option_context("display.width", 200, "display.precision", 3):
+        print(res.table.to_string(index=False))
+    anchors = {s: res.size_at_share(s) for s in (0.25, 0.5, 1.0)}
+    for share, size in anchors.items():
+        print(f"at {share:g} % curtailment: size {size:.1f} MW (+{size - res.firm_mw:.1f} MW, "
+              f"+{100 * (size / res.firm_mw - 1):.1f} %)")
+    row = summarize(res.load_mw, res.headroom_mw.to_numpy(), res.binding.to_numpy(),
+                    [anchors[1.0]], res.firm_mw).iloc[0]
+    print(f"size at 1 %: {row.curtailed_h_per_yr:.0f} h/yr, {row.events_per_yr:.0f} events, "
+          f"mean {row.mean_event_h:.2f} h, longest {row.longest_event_h:.0f} h, binding "
+          f"{row.binding_element}")
+
+    print("headroom against pandapower.runpp at sampled hours:")
+    runpp_check(net, res, background, [0, 2000, 4700, 8000])
+    size = anchors[1.0]
+    full = grid.timeseries(net, res.scaled_load_mw(size), bus=BUS, limits=LIMITS,
+                           background=background, power_factor=PF)
+    capped = grid.timeseries(net, res.curtailed_load_mw(size), bus=BUS, limits=LIMITS,
+                             background=background, power_factor=PF)
+    print(f"timeseries at {size:.1f} MW: uncurtailed {full.violations().time.nunique()} hours "
+          f"with violations, curtailed {capped.violations().time.nunique()}")
+
+    ax = plot_flexible_interconnection(res)
+    ax.figure.savefig(FIGURES / "flexibility_curve.png", dpi=DPI)
+    _week_figure(res, size).savefig(FIGURES / "flexibility_week.png", dpi=DPI)
+    print(f"total {time.perf_counter() - t0:.0f} s")
+
+
+def _week_figure(res, size: float) -> Figure:
+    """The week around the longest curtailment event at ``size``: load, headroom, cap."""
+    load = res.scaled_load_mw(size)
+    cut = load > res.headroom_mw
+    runs = (cut != cut.shift()).cumsum()[cut]
+    longest = runs.value_counts().idxmax()
+    middle = runs.index[runs == longest][0]
+    window = slice(middle - pd.Timedelta("3D"), middle + pd.Timedelta("4D"))
+    fig = Figure(figsize=(8, 3.8), layout="constrained")
+    ax = fig.add_subplot()
+    ax.plot(load[window].index, load[window], lw=1, color="0.4",
+            label=f"facility scaled to {size:.1f} MW peak")
+    ax.plot(res.headroom_mw[window].index, res.headroom_mw[window], lw=1.2,
+            color="seagreen", label="headroom at bus 15")
+    ax.fill_between(load[window].index, res.curtailed_load_mw(size)[window], load[window],
+                    color="crimson", alpha=0.5, step=None, label="curtailed")
+    ax.set_ylabel("power [MW]")
+    ax.set_xlabel("time (UTC)")
+    ax.set_title("The week of the longest event at the 1 % size (illustrative background)")
+    ax.legend(fontsize=8, loc="upper center", ncols=3, bbox_to_anchor=(0.5, -0.16))
+    return fig
+
+
+if __name__ == "__main__":
+    main(sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--cache" else None)
