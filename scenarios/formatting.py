@@ -32,6 +32,7 @@ UNITS: tuple[tuple[str, str], ...] = (
     ("_kw", "kW"),
     ("_mw", "MW"),
     ("_mvar", "MVAr"),
+    ("_mva", "MVA"),
     ("_pu", "pu"),
     ("_hz", "Hz"),
     ("_s", "s"),
