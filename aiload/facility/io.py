@@ -43,8 +43,8 @@ class FacilityLoad:
         ``served_requests_per_s`` [requests/s].
         None when the series was streamed to Parquet (read it with ``read_facility``).
     jobs : pandas.DataFrame
-        Job log, one row per batch job submitted in the run (inference requests are not
-        listed; they are in ``power``): ``arrival``, ``start``, ``end`` (tz-aware timestamps
+        Job log, one row per batch job submitted in the run or running or waiting at its
+        start (inference requests are not listed; they are in ``power``): ``arrival``, ``start``, ``end`` (tz-aware timestamps
         [ns]; ``start``/``end`` NaT if not started by the end), ``nodes`` [-] (int32),
         ``workload``, ``stream`` (categorical), ``replicate`` [-] (int16), ``queue_wait_s``
         [s] (``start - arrival``; NaN if not started).
