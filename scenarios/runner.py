@@ -170,7 +170,9 @@ def run_scenario(
     -------
     RunResult
         The results, also written to ``out_dir``: ``facility.parquet``, ``metrics.csv``,
-        ``grid_*.parquet``/``.csv``, ``microgrid_*.parquet``, ``summary.json``, ``report.html``.
+        ``grid_*.parquet``/``.csv``, ``microgrid_*.parquet``, ``summary.json``, ``report.html``;
+        ``facility_bands.parquet`` with replicates, ``facility.jobs.parquet`` with
+        ``[outputs] jobs = true``.
     """
     if isinstance(source, Scenario):
         scenario, source_path = source, None
