@@ -143,6 +143,8 @@ class StreamWriter:
         if self.writer is None:
             raise InputError("StreamWriter.close: nothing was written.")
         # the footer is written at close, so the metadata can still be added here
+        # a streamed run writes no job log: never pair this file with one left beside it
+        meta = {**meta, "jobs_file": False}
         self.writer.add_key_value_metadata({KEY.decode(): _meta_json(meta).decode()})
         self.writer.close()
         os.replace(self.tmp, self.path)

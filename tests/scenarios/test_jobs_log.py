@@ -96,3 +96,14 @@ def test_to_parquet_writes_jobs_only_when_asked_and_never_pairs_a_stale_log(tmp_
     assert (tmp_path / "f.jobs.parquet").exists()
     assert read_facility(path).jobs.empty  # ... but is not read as this file's
     assert json.loads(pq.read_schema(path).metadata[b"aiload"])["jobs_file"] is False
+
+
+def test_a_streamed_file_is_never_paired_with_a_job_log_beside_it(tmp_path):
+    kw = dict(start="2025-01-06 00:00+00:00", end="6h", freq="15min", progress=False)
+    path = tmp_path / "f.parquet"
+    facility("colocation-10mw", **kw).to_parquet(path, jobs=True)  # leaves f.jobs.parquet
+    streamed = facility("colocation-10mw", stream_to=path, **kw)
+    assert streamed.power is None and len(streamed.jobs) > 0
+    back = read_facility(path)
+    assert (tmp_path / "f.jobs.parquet").exists() and back.jobs.empty
+    assert len(back.power) == 6 * 4
