@@ -101,6 +101,19 @@ def test_case118_monotone_in_size(case118_study):
     assert table.curtailed_share_percent.iloc[-1] > 0
 
 
+def test_size_at_share_agrees_with_the_table(case118_study):
+    # a second route to the same number: the table's sizes against the bisection on size
+    res = case118_study[2]
+    for row in res.table.itertuples():
+        if 0 < row.curtailed_share_percent < 50:
+            found = res.size_at_share(row.curtailed_share_percent)
+            assert found >= row.size_mw - 0.01
+            assert res.curtailed_share_percent(found + 0.02) > row.curtailed_share_percent
+    with pytest.raises(InputError, match=r"share_percent: expected a number in \[0, 100\) %, "
+                                         r"got 120"):
+        res.size_at_share(120)
+
+
 def test_case118_headroom_against_runpp_at_sampled_hours(case118_study):
     # independent reference: pandapower.runpp with Q limits (the case's default), loads
     # scaled by hand; at the headroom no limit breaks, 2 tolerances above it one does
