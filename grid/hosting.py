@@ -199,8 +199,11 @@ def hosting_capacity(
     bus = check_bus(net, bus)
     pf = check_power_factor(power_factor)
     limits = limits if limits is not None else Limits()
-    if not (tolerance_mw > 0 and p_max_mw > tolerance_mw):
-        raise InputError(f"need 0 < tolerance_mw < p_max_mw, got {tolerance_mw}, {p_max_mw}.")
+    if not (np.isfinite(tolerance_mw) and np.isfinite(p_max_mw)
+            and tolerance_mw > 0 and p_max_mw > tolerance_mw):
+        raise InputError(f"need finite 0 < tolerance_mw < p_max_mw [MW], got tolerance_mw="
+                         f"{tolerance_mw!r}, p_max_mw={p_max_mw!r}; the search doubles up to "
+                         "p_max_mw, so it must be a number, not inf.")
     if background is None:
         scale = np.ones(1)
         times = None

@@ -101,8 +101,9 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
     if not (isinstance(p_mw, (int, float)) and np.isfinite(p_mw) and p_mw >= 0):
         raise InputError(f"p_mw: expected a finite facility power >= 0 [MW], got {p_mw!r}.")
     dp = float(dp_mw) if dp_mw is not None else max(0.01 * p_mw, 0.01)
-    if not dp > 0:
-        raise InputError(f"dp_mw: expected a positive step [MW], got {dp_mw!r}.")
+    if not (np.isfinite(dp) and dp > 0):
+        raise InputError(f"dp_mw: expected a finite positive step [MW], got {dp_mw!r}; omit it for "
+                         "1 % of p_mw.")
     work, load_index = attach(net, bus, power_factor=pf)
     model = engines.prepare(work, load_index, enforce_q_lims)
     p = np.array([p_mw, 0.0, p_mw + dp, max(p_mw - dp, 0.0)])

@@ -177,15 +177,18 @@ def pv_curve(
     """
     bus = check_bus(net, bus)
     pf = check_power_factor(power_factor)
-    if not (tolerance_mw > 0 and p_max_mw > tolerance_mw):
-        raise InputError(f"need 0 < tolerance_mw < p_max_mw, got {tolerance_mw}, {p_max_mw}.")
+    if not (np.isfinite(tolerance_mw) and np.isfinite(p_max_mw)
+            and tolerance_mw > 0 and p_max_mw > tolerance_mw):
+        raise InputError(f"need finite 0 < tolerance_mw < p_max_mw [MW], got tolerance_mw="
+                         f"{tolerance_mw!r}, p_max_mw={p_max_mw!r}; the search doubles up to "
+                         "p_max_mw, so it must be a number, not inf.")
     case, name = _outage(net, outage)
     if name is not None:
         check_bus(case, bus)  # an outage that cuts the facility off has no curve
     if step_mw is None:
         loads = case.load[case.load.in_service.astype(bool)]
         step_mw = max(1.0, 0.05 * float((loads.p_mw * loads.scaling).sum()))
-    if not step_mw > tolerance_mw:
+    if not (np.isfinite(step_mw) and step_mw > tolerance_mw):
         raise InputError(f"step_mw ({step_mw}) must exceed tolerance_mw ({tolerance_mw}).")
     work, load_index = attach(case, bus, power_factor=pf)
     model = engines.prepare(work, load_index, enforce_q_lims)
