@@ -69,10 +69,15 @@ def quantities(mapping: dict[str, Any]) -> str:
                          ", ".join(str(v) for v in value)))
             return
         label, text = quantity(key, value)
-        rows.append((prefix + label, text))
+        unit = split_unit(key)[1]
+        rows.append((prefix + label + (f"\0{unit}" if unit else ""), text))
 
     for key, value in mapping.items():
         add("", str(key), value)
+    # a label that two quantities share (battery_kwh, battery_kw) keeps its unit to tell them apart
+    bare = [k.split("\0")[0] for k, _ in rows]
+    rows = [(k.replace("\0", " [") + "]" if bare.count(k.split("\0")[0]) > 1 else k.split("\0")[0], v)
+            for k, v in rows]
     num = ' class="num"'
     body = "".join(f"<tr><td>{esc(k)}</td><td{num if _NUMERIC.match(v) else ''}>{esc(v)}</td></tr>"
                    for k, v in rows)

@@ -251,3 +251,9 @@ def test_interconnection_report_fits_1280_and_1920(tmp_path):
         assert tables >= 3
         assert page_w <= view_w, f"page {page_w} px wider than the {view_w} px window"
         assert spill == 0, f"{spill} of {tables} tables overflow their column at {width} px"
+
+
+def test_quantities_sharing_a_name_keep_their_units_apart():
+    html = report_parts.quantities({"battery_kwh": 352.7, "battery_kw": 335.0, "pv_kwp": 2313.0})
+    assert "<td>battery [kWh]</td>" in html and "<td>battery [kW]</td>" in html
+    assert "<td>pv</td>" in html  # a unique name stays plain
