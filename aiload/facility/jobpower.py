@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,9 @@ from aiload.facility.summation import (
     numba_loaded,
     plan_jobs_energy,
 )
+
+if TYPE_CHECKING:
+    from aiload.facility.jobs import ProfileCache
 
 __all__ = ["JobEnergy", "OVERLAP_SLICES", "OVERLAP_MIN_BINS", "OVERLAP_MIN_BINS_PER_JOB",
            "KERNEL_CACHE_MAX_VALUES", "SUM_THREADS"]

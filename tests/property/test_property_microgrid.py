@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pandas as pd
-import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 from property_strategies import assert_clear_error, fast, hostile_floats
