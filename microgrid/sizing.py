@@ -37,6 +37,9 @@ from microgrid.solve import SizingInfeasibleError, check_highs_options, solve_mo
 
 __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
 
+#: a load above this is taken for a unit error, not a site: 1 TW [kW]
+MAX_LOAD_KW = 1e9
+
 _DIAGNOSTIC_USD_PER_KWH = 1000.0
 #: the tie-break price on charge and discharge (eq. 23) as a share of the highest energy price
 _CYCLING_PENALTY_FRACTION = 1e-4
@@ -194,6 +197,12 @@ def prepare_inputs(
     """Validate the inputs of :func:`size` and turn them into :class:`ModelInputs`."""
     load = _as_load(load_kw)
     step_s = validate_power_series(load, "load_kw")
+    peak_kw = float(load.max())
+    if peak_kw > MAX_LOAD_KW:
+        raise InputError(
+            f"load_kw: peaks at {peak_kw:.4g} kW, above {MAX_LOAD_KW:.0e} kW (1 TW), which no "
+            "site draws; expected kW — was the series given in W (divide by 1000)?"
+        )
     index = load.index
     for obj, cls, name in (
         (costs, Costs, "costs"), (battery, Battery, "battery"), (generator, Generator, "generator")

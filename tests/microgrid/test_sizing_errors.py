@@ -67,6 +67,14 @@ def test_gap_in_the_load(no_model, hours_2d, plain_costs):
         mg.size(load, pv_availability=None, costs=plain_costs, import_limit_kw=1e4)
 
 
+def test_a_load_in_watts_is_taken_for_a_unit_error(no_model, hours_2d, plain_costs):
+    # 100 MW given in W: 1e11 "kW" is above the 1 TW no site draws (and its year overflowed
+    # float64 sums in the result before this check)
+    load = pd.Series(100e6 * 1000, index=hours_2d)
+    with pytest.raises(InputError, match=r"load_kw: peaks at 1e\+11 kW, above 1e\+09 kW .* given in W"):
+        mg.size(load, pv_availability=None, costs=plain_costs, import_limit_kw=1e4)
+
+
 def test_pv_on_another_index(no_model, hours_2d, plain_costs):
     load = pd.Series(1000.0, index=hours_2d)
     pv = mg.pv_availability(index=hours_2d.tz_convert("America/New_York") + pd.Timedelta("1h"))
