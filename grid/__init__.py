@@ -8,6 +8,8 @@
 - :func:`load_loss` — the facility tripping off at once, and dV/dP per MW;
 - :func:`flexible_interconnection` — hourly headroom at the bus and the curtailment each
   facility size above the firm hosting capacity needs;
+- :func:`cosimulate` / :class:`Cosimulation` — the facility and the network in closed loop
+  (a controller sets the facility's power limit every control period);
 - :func:`pv_curve` — the facility bus' P-V curve to the nose (voltage-collapse margin);
 - :func:`short_circuit_strength` — Sk'' and short-circuit ratio at the bus, intact and N-1;
 - :mod:`grid.topology` — is the facility bus supplied, and what cuts it off;
@@ -41,6 +43,8 @@ __all__ = [
     "ShortCircuitData",
     "flexible_interconnection",
     "FlexibleInterconnection",
+    "cosimulate",
+    "Cosimulation",
 ]
 
 # pandapower takes seconds to import: load it on first use, so ``import grid`` stays light
@@ -61,6 +65,8 @@ _LAZY = {
     "ShortCircuitData": ("grid.strength", "ShortCircuitData"),
     "flexible_interconnection": ("grid.flexible", "flexible_interconnection"),
     "FlexibleInterconnection": ("grid.flexible", "FlexibleInterconnection"),
+    "cosimulate": ("grid.cosim", "cosimulate"),
+    "Cosimulation": ("grid.cosim", "Cosimulation"),
 }
 
 

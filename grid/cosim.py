@@ -1,0 +1,317 @@
+"""Closed loop between the facility and the network: :func:`cosimulate`.
+
+The facility model (``aiload.facility(..., power_limit_kw=<callable>)``) calls back once at
+the start of every control period with its :class:`~aiload.facility.FacilityState`. The
+callback built here solves the network for the period that just ended — the facility at
+its mean metered power of that period, the existing loads at that period's mean background
+multiplier — with pandapower's matrices and lightsim2grid's Newton solver, warm-started
+from the previous period (:mod:`grid.engines`), and asks the controller for the limit of
+the period about to begin. The facility model never imports :mod:`grid`: the loop lives
+here, behind the callable.
+
+The first period has no measurement behind it and runs without a limit; after that, a
+change of the facility's demand or of the background inside one period is seen at the
+start of the next (the loop's response time is one control period, plus the levers' own).
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import time as _time
+from dataclasses import dataclass
+
+import numpy as np
+import pandapower as pp
+import pandas as pd
+
+from aiload.errors import InputError
+from grid import engines
+from grid.attach import attach, check_bus, check_power_factor, q_mvar
+from grid.cosim_control import LoadingController, NetworkState, VoltageController, parse_branches
+from grid.limits import Limits
+from grid.powerflow import GridResult, _background_scale, timeseries
+
+__all__ = ["Cosimulation", "cosimulate", "CONTROLLERS"]
+
+log = logging.getLogger(__name__)
+
+CONTROLLERS = ("voltage", "loading")
+
+
+@dataclass(frozen=True)
+class Cosimulation:
+    """Result of :func:`cosimulate`.
+
+    Attributes
+    ----------
+    load : aiload.facility.FacilityLoad
+        The facility run under the loop's limits (``power["limit_kw"]``, ``curtailed_kw``,
+        ``flexibility`` per event).
+    grid : GridResult
+        :func:`grid.timeseries` on the closed-loop ``facility_kw`` (the reference voltages
+        and loadings, at the facility's output ``freq``).
+    open_loop : GridResult or None
+        :func:`grid.timeseries` on the facility's open-loop power (``facility_kw +
+        curtailed_kw``), for comparison; None when not asked for.
+    control : pandas.DataFrame
+        One row per control period, indexed by its start: ``facility_kw`` (mean of the
+        previous period, as the controller saw it) [kW], ``background`` [-], ``vm_pu`` (the
+        facility bus) [pu], ``max_loading_percent`` [%], ``converged``, ``limit_kw`` (what
+        the controller set; inf = no limit) [kW].
+    controller : str
+        ``"voltage"``, ``"loading"`` or the callable's name.
+    bus : int
+    limits : Limits
+    power_factor : float
+    control_period_s : float
+        The facility's control period [s].
+    wall_s : float
+        Wall time of the loop (facility and per-period power flows) [s].
+    """
+
+    load: object
+    grid: GridResult
+    open_loop: GridResult | None
+    control: pd.DataFrame
+    controller: str
+    bus: int
+    limits: Limits
+    power_factor: float
+    control_period_s: float
+    wall_s: float
+
+
+def _period_s(value) -> float | None:
+    if value is None:
+        return None
+    try:
+        seconds = pd.Timedelta(value).total_seconds()
+    except (ValueError, TypeError):
+        seconds = math.nan
+    if not seconds > 0:
+        raise InputError(f"control_period: expected a positive duration such as '5min' or "
+                         f"300 (seconds) ... as a string, got {value!r}.")
+    return seconds
+
+
+def _horizon(start, end, freq) -> pd.DatetimeIndex:
+    """The facility's output index (the same rule as ``aiload.facility``)."""
+    start_ts = pd.Timestamp(start)
+    if start_ts.tz is None:
+        raise InputError(f"start: expected a tz-aware timestamp, got {start!r}.")
+    try:
+        end_ts = pd.Timestamp(end)
+        if end_ts.tz is None:
+            raise InputError(f"end: expected a tz-aware timestamp or a duration, got {end!r}.")
+    except ValueError:
+        end_ts = start_ts + pd.Timedelta(end)
+    return pd.date_range(start_ts, end_ts, freq=freq, inclusive="left")
+
+
+def _controller(controller, limits: Limits, branches, net: pp.pandapowerNet):
+    if callable(controller) and not isinstance(controller, str):
+        return controller, getattr(controller, "name", getattr(controller, "__name__",
+                                                               type(controller).__name__))
+    if controller == "voltage":
+        return VoltageController(limits.vm_min_pu), "voltage"
+    if controller == "loading":
+        lines, trafos = parse_branches(branches, net.line.index, net.trafo.index)
+        return LoadingController(limits.loading_max_percent, lines, trafos), "loading"
+    raise InputError(f"controller: expected one of {CONTROLLERS} or a callable "
+                     f"(time, network_state, facility_state) -> kW, got {controller!r}.")
+
+
+class _Network:
+    """The prepared model, solved one period at a time with a warm start."""
+
+    def __init__(self, net, bus: int, pf: float, enforce_q_lims) -> None:
+        work, load_index = attach(net, bus, power_factor=pf)
+        self.model = engines.prepare(work, load_index, enforce_q_lims)
+        self.pf = pf
+        self.v = self.model.v0.copy()
+        self.weights = np.zeros(len(self.model.v0))
+        self.solver = None
+        if not self.model.fast_reason:
+            from lightsim2grid.algorithm import NRSing_KLU
+
+            self.solver = NRSing_KLU()
+
+    def solve(self, p_mw: float, scale: float, keep: bool) -> dict | None:
+        m = self.model
+        p = np.array([p_mw])
+        q = q_mvar(p, self.pf)
+        s = np.array([scale])
+        if self.solver is None:
+            v, ok = engines.solve_runpp(m, p, q, s)
+            v_k = v[0] if ok[0] else None
+        else:
+            sbus = engines.injections(m, p, q, s)[0]
+            if m.enforce_q_lims and m.pv.size:
+                from grid.qlims import newton_q_limited
+
+                v_k = newton_q_limited(self.solver, m, self.v, sbus, self.weights)
+            else:
+                self.solver.solve(m.ybus, self.v, sbus, m.ref, self.weights, m.pv, m.pq,
+                                  engines.MAX_ITERATION, engines.TOLERANCE_MVA)
+                v_k = np.array(self.solver.get_V(), copy=True) if self.solver.converged() \
+                    else None
+        if v_k is None:
+            if keep:
+                self.v = m.v0.copy()  # a failed period must not poison the next warm start
+            return None
+        if keep:
+            self.v = v_k
+        out = engines.flows(m, v_k[None, :], p, q, s)
+        return {key: value[0] for key, value in out.items()}
+
+
+def cosimulate(
+    net: pp.pandapowerNet,
+    spec_or_preset,
+    *,
+    bus: int,
+    start,
+    end,
+    freq: str = "5min",
+    control_period=None,
+    controller="voltage",
+    limits: Limits | None = None,
+    power_factor: float = 0.99,
+    background: pd.Series | None = None,
+    seed: int = 0,
+    branches: list[str] | None = None,
+    enforce_q_lims: bool | None = None,
+    open_loop: bool = True,
+    **facility_overrides,
+) -> Cosimulation:
+    """Run the facility and the network together, the controller closing the loop.
+
+    Parameters
+    ----------
+    net : pandapower.pandapowerNet
+        The network; never modified.
+    spec_or_preset : FacilitySpec or str
+        The facility, as for ``aiload.facility``.
+    bus : int
+        Index of the connection bus in ``net.bus``.
+    start, end, freq, seed
+        The facility run (``end`` may be a duration such as ``"7D"``); ``freq`` is also the
+        step of the reported :class:`GridResult`.
+    control_period : str, optional
+        Control period (``"5min"``); it replaces ``flexibility.control_period_s`` of the
+        spec and must be a whole multiple or divisor of ``freq``. Default: the spec's.
+    controller : {"voltage", "loading"} or callable
+        ``"voltage"``: :class:`~grid.cosim_control.VoltageController` on
+        ``limits.vm_min_pu`` at ``bus``; ``"loading"``:
+        :class:`~grid.cosim_control.LoadingController` on ``branches`` at
+        ``limits.loading_max_percent``; or any ``f(time, network_state, facility_state) ->
+        kW`` (NaN or inf = no limit), called once per period after the first.
+    limits : Limits, optional
+        Default ``Limits()``.
+    power_factor : float
+        Lagging power factor of the facility [-].
+    background : pandas.Series, optional
+        Multipliers of every existing load [-] on the facility's output index (as
+        :func:`grid.timeseries`); the controller sees each period's mean.
+    branches : list of str, optional
+        ``"line N"`` / ``"trafo N"`` watched by ``"loading"``; default every branch.
+    enforce_q_lims : bool, optional
+        Generator Q limits, as in :func:`grid.timeseries`.
+    open_loop : bool
+        Also run :func:`grid.timeseries` on the open-loop facility power.
+    **facility_overrides
+        Preset parameters or FacilitySpec fields (e.g. ``utilization=0.8``,
+        ``flexibility=FlexibilitySpec(...)``).
+
+    Returns
+    -------
+    Cosimulation
+    """
+    bus = check_bus(net, bus)
+    pf = check_power_factor(power_factor)
+    limits = limits if limits is not None else Limits()
+    if not isinstance(limits, Limits):
+        raise InputError(f"limits: expected a grid.Limits, got {type(limits).__name__}.")
+    period_s = _period_s(control_period)
+    index = _horizon(start, end, freq)
+    scale = _background_scale(background, index)
+    ctrl, ctrl_name = _controller(controller, limits, branches, net)
+    network = _Network(net, bus, pf, enforce_q_lims)
+    times = index.asi8
+    csum = np.r_[0.0, np.cumsum(scale)]
+    buses, lines, trafos = net.bus.index, net.line.index, net.trafo.index
+    k_bus = buses.get_loc(bus)
+    rows: list[tuple] = []
+    seen = {"period_s": period_s}
+
+    def period_scale(t: pd.Timestamp, length_s: float) -> float:
+        i1 = int(np.searchsorted(times, t.value, side="left"))
+        i0 = int(np.searchsorted(times, t.value - int(length_s * 1e9), side="left"))
+        if i1 <= i0:  # a period shorter than a step: the step that holds it
+            return float(scale[max(i1 - 1, 0)])
+        return float((csum[i1] - csum[i0]) / (i1 - i0))
+
+    def limit(t: pd.Timestamp, state) -> float:
+        p_kw = float(state.facility_kw)
+        seen["period_s"] = float(state.period_s)
+        if not math.isfinite(p_kw):
+            rows.append((t, p_kw, math.nan, math.nan, math.nan, False, math.inf))
+            return math.inf
+        s = period_scale(t, float(state.period_s))
+        flows = network.solve(p_kw / 1e3, s, keep=True)
+        nan_b, nan_l, nan_t = (np.full(len(x), np.nan) for x in (buses, lines, trafos))
+        view = NetworkState(
+            time=t, facility_mw=p_kw / 1e3, background=s, converged=flows is not None,
+            bus=bus, vm_pu=nan_b if flows is None else flows["vm_pu"],
+            line_loading_percent=nan_l if flows is None else flows["line_loading_percent"],
+            trafo_loading_percent=nan_t if flows is None else flows["trafo_loading_percent"],
+            buses=buses, lines=lines, trafos=trafos,
+            _solve=lambda p, s=s: network.solve(p, s, keep=False))
+        value = float(ctrl(t, view, state))
+        loads = np.r_[view.line_loading_percent, view.trafo_loading_percent]
+        top = float(np.nanmax(loads)) if loads.size and not np.isnan(loads).all() else math.nan
+        rows.append((t, p_kw, s, float(view.vm_pu[k_bus]), top, view.converged,
+                     math.inf if math.isnan(value) else value))
+        return value
+
+    t0 = _time.perf_counter()
+    load = _facility_call(spec_or_preset, start=start, end=end, freq=freq, seed=seed,
+                          period_s=period_s, limit=limit, overrides=facility_overrides)
+    wall = _time.perf_counter() - t0
+    power = load.power
+    if not power.index.equals(index):
+        raise InputError(f"the facility's output index ({len(power)} steps from "
+                         f"{power.index[0]}) differs from start/end/freq's ({len(index)} "
+                         "steps); report this as a bug.")
+    control = pd.DataFrame(rows, columns=["time", "facility_kw", "background", "vm_pu",
+                                          "max_loading_percent", "converged", "limit_kw"]
+                           ).set_index("time")
+    result = timeseries(net, power["facility_kw"], bus=bus, power_factor=pf,
+                        background=background, limits=limits, enforce_q_lims=enforce_q_lims)
+    before = None
+    if open_loop and "curtailed_kw" in power.columns:
+        demand = (power["facility_kw"] + power["curtailed_kw"]).rename("facility_kw")
+        before = timeseries(net, demand, bus=bus, power_factor=pf, background=background,
+                            limits=limits, enforce_q_lims=enforce_q_lims)
+    state_period = math.nan if seen["period_s"] is None else float(seen["period_s"])
+    return Cosimulation(load=load, grid=result, open_loop=before, control=control,
+                        controller=str(ctrl_name), bus=bus, limits=limits, power_factor=pf,
+                        control_period_s=state_period, wall_s=wall)
+
+
+def _facility_call(spec_or_preset, *, start, end, freq, seed, period_s, limit, overrides):
+    """``aiload.facility`` with the loop's limit (and the control period, when given)."""
+    import dataclasses
+
+    import aiload
+    from aiload.facility.presets import resolve_spec
+
+    overrides = dict(overrides)
+    if period_s is not None:
+        flex = overrides.get("flexibility")
+        if flex is None:
+            flex = resolve_spec(spec_or_preset, {k: v for k, v in overrides.items()}).flexibility
+        overrides["flexibility"] = dataclasses.replace(flex, control_period_s=period_s)
+    return aiload.facility(spec_or_preset, start=start, end=end, freq=freq, seed=seed,
+                           progress=False, power_limit_kw=limit, **overrides)
