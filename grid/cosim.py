@@ -28,7 +28,12 @@ import pandas as pd
 from aiload.errors import InputError
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, q_mvar
-from grid.cosim_control import LoadingController, NetworkState, VoltageController, parse_branches
+from grid.cosim_control import (
+    LoadingController,
+    NetworkState,
+    VoltageController,
+    parse_branches,
+)
 from grid.limits import Limits
 from grid.powerflow import GridResult, _background_scale, timeseries
 
