@@ -40,7 +40,8 @@ def first_two_columns(text: str) -> str:
 #: source folder -> the files (globs relative to it) the tests read, how they are cut, packing
 SUBSETS: dict[str, dict] = {
     "llnl-last-power-provisioning": {
-        "files": ["Hawk_power_15_min.csv", "Lumi_power_10_min.csv"],
+        "files": ["Hawk_power_15_min.csv", "Lumi_power_10_min.csv",
+                  "hlrs_hpl_hpcg_data/*.csv"],  # 64-node HPL/HPCG under caps: power caps
     },
     "wattameter-example-logs": {
         "files": ["nvml_wattameter.log", "rapl_wattameter.log"],
