@@ -127,17 +127,61 @@ def _controller(controller, limits: Limits, branches, net: pp.pandapowerNet):
                      f"(time, network_state, facility_state) -> kW, got {controller!r}.")
 
 
+def _branch_rows(model: engines.Model, rows: np.ndarray, table, kind: str):
+    """Pre-sliced ``Yf``/``Yt`` rows and the factors [%/pu] of :func:`engines._branch_loading`."""
+    live = np.flatnonzero(rows >= 0)
+    r = rows[live]
+    cf = model.base_mva / (np.sqrt(3) * model.f_kv[r])
+    ct = model.base_mva / (np.sqrt(3) * model.t_kv[r])
+    if kind == "line":
+        i_max = (table.max_i_ka * table.df * table.parallel).to_numpy()[live]
+        ff, ft = cf / i_max * 100.0, ct / i_max * 100.0
+    else:
+        rating = (table.sn_mva * table.parallel * table.df).to_numpy()[live]
+        ff = cf * table.vn_hv_kv.to_numpy()[live] * np.sqrt(3) / rating * 100.0
+        ft = ct * table.vn_lv_kv.to_numpy()[live] * np.sqrt(3) / rating * 100.0
+    return live, model.yf[r].tocsr(), model.yt[r].tocsr(), ff, ft, table.in_service.to_numpy()
+
+
+class _Flows(dict):
+    """Bus voltages and branch loadings of one solution, each computed when first read."""
+
+    def __init__(self, owner: _Network, v: np.ndarray) -> None:
+        super().__init__()
+        self.owner, self.v = owner, v
+
+    def __missing__(self, key: str) -> np.ndarray:
+        o = self.owner
+        if key == "vm_pu":
+            out = np.full(len(o.model.bus_row), np.nan)
+            out[o.bus_ok] = np.abs(self.v[o.model.bus_row[o.bus_ok]])
+        elif key in ("line_loading_percent", "trafo_loading_percent"):
+            live, yf, yt, ff, ft, in_service = o.branches[key]
+            out = np.full(len(in_service), np.nan)
+            out[live] = np.fmax(np.abs(yf @ self.v) * ff, np.abs(yt @ self.v) * ft)
+            out[~in_service] = 0.0
+        else:
+            raise KeyError(key)
+        self[key] = out
+        return out
+
+
 class _Network:
     """The prepared model, solved one period at a time with a warm start."""
 
     def __init__(self, net, bus: int, pf: float, enforce_q_lims) -> None:
         work, load_index = attach(net, bus, power_factor=pf)
-        self.model = engines.prepare(work, load_index, enforce_q_lims)
+        m = self.model = engines.prepare(work, load_index, enforce_q_lims)
         self.pf = pf
-        self.v = self.model.v0.copy()
-        self.weights = np.zeros(len(self.model.v0))
+        self.v = m.v0.copy()
+        self.weights = np.zeros(len(m.v0))
+        self.bus_ok = m.bus_row >= 0
+        self.branches = {
+            "line_loading_percent": _branch_rows(m, m.line_row, work.line, "line"),
+            "trafo_loading_percent": _branch_rows(m, m.trafo_row, work.trafo, "trafo"),
+        }
         self.solver = None
-        if not self.model.fast_reason:
+        if not m.fast_reason:
             from lightsim2grid.algorithm import NRSing_KLU
 
             self.solver = NRSing_KLU()
@@ -151,7 +195,9 @@ class _Network:
             v, ok = engines.solve_runpp(m, p, q, s)
             v_k = v[0] if ok[0] else None
         else:
-            sbus = engines.injections(m, p, q, s)[0]
+            sbus = m.sbus0 - (scale - 1.0) * m.sload
+            if m.facility_row >= 0:
+                sbus[m.facility_row] -= (p[0] + 1j * q[0]) / m.base_mva
             if m.enforce_q_lims and m.pv.size:
                 from grid.qlims import newton_q_limited
 
@@ -167,8 +213,7 @@ class _Network:
             return None
         if keep:
             self.v = v_k
-        out = engines.flows(m, v_k[None, :], p, q, s)
-        return {key: value[0] for key, value in out.items()}
+        return _Flows(self, v_k)
 
 
 def cosimulate(
