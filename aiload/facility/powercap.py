@@ -11,10 +11,16 @@ docs/flexibility.md, "Power caps: the data"):
 - ``"hpc-hpl"``: measured in the bundled-source data: 64 CPU nodes of HLRS Hawk running HPL
   uncapped, under a static and under a dynamic socket power limit (LLNL LAST data set, Patki et
   al., ICS 2025). A facility-level analogue, not a GPU.
-- ``"gpu-llm-training"``: GPU training of transformer language models at a 150 W board
-  limit of 250 W (McDonald et al., NAACL 2022 Findings), from a secondary report of the paper.
-- ``"gpu-llm-inference"``: GPU LLaMA inference at a 175 W limit of 250 W (Samsi et al., HPEC
-  2023), from a secondary summary of the paper.
+- ``"gpu-llm-training"``: measured on one NVIDIA A40 at NVML power limits of 100-300 W,
+  BERT-base fine-tuning on SQuAD (Zeus power trace, You et al., NSDI 2023): a transformer,
+  not an LLM at scale; GPU power.
+- ``"gpu-training-v100"``: the same on a V100 (100-250 W).
+- ``"gpu-llm-inference"``: one point, LLaMA inference at a 175 W limit of 250 W (Samsi et al.,
+  HPEC 2023), read in a secondary summary of the paper and marked to be checked.
+
+``power_scope`` says whose power ``r`` is: the node's (``"hpc-hpl"``) or the GPU's (the GPU
+curves). A node whose GPUs draw the share ``g`` of its power, capped through its GPUs, follows
+:meth:`PowerCapCurve.for_node`: ``r_node = 1 - g (1 - r_gpu)`` at the same throughput.
 
 Between points the curve is linear; it is not extrapolated below its lowest measured cap nor
 above 1 (:class:`~aiload.errors.InputError`, naming the value and the range).
@@ -46,7 +52,10 @@ __all__ = ["POWER_CAP_CURVES", "PowerCapCurve", "power_cap_curve"]
 
 DATA = Path(__file__).resolve().parent / "data" / "power_caps.json"
 #: the names :func:`power_cap_curve` knows, in the order the data file lists them
-POWER_CAP_CURVES: tuple[str, ...] = ("hpc-hpl", "gpu-llm-training", "gpu-llm-inference")
+POWER_CAP_CURVES: tuple[str, ...] = ("hpc-hpl", "gpu-llm-training", "gpu-training-v100",
+                                     "gpu-llm-inference")
+#: what ``r`` is the fraction of
+POWER_SCOPES = ("node", "gpu")
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,8 @@ class PowerCapCurve:
         The curve's main citation.
     description : str
         What was measured: hardware, workload, which power ``r`` refers to.
+    power_scope : str
+        ``"node"`` (``r`` is the node's power fraction) or ``"gpu"`` (the GPU's).
     """
 
     name: str
@@ -79,11 +90,15 @@ class PowerCapCurve:
     point_status: tuple[str, ...]
     source: str
     description: str = ""
+    power_scope: str = "node"
 
     def __post_init__(self):
         r = np.asarray(self.r_points, dtype=float)
         s = np.asarray(self.s_points, dtype=float)
         where = f"power-cap curve {self.name!r}"
+        if self.power_scope not in POWER_SCOPES:
+            raise InputError(f"{where}: power_scope must be one of {POWER_SCOPES}; got "
+                             f"{self.power_scope!r}")
         if r.ndim != 1 or r.size < 2 or s.shape != r.shape:
             raise InputError(f"{where}: needs at least two points with one r and one s each; "
                              f"got {r.size} r and {s.size} s values")
@@ -174,6 +189,40 @@ class PowerCapCurve:
         r = np.where(s <= s0, r0, r0 + w * (r1 - r0))
         return float(r) if r.ndim == 0 else r
 
+    def for_node(self, gpu_share: float) -> "PowerCapCurve":
+        """This GPU curve seen at the node: ``r_node = 1 - gpu_share * (1 - r_gpu)`` [-].
+
+        Capping the GPUs leaves the rest of the node (CPUs, memory, network, fans) at its
+        power, so the node's power falls by the GPUs' share of the fall.
+
+        Parameters
+        ----------
+        gpu_share : float
+            The GPUs' share of the node's uncapped power, in (0, 1] [-].
+
+        Returns
+        -------
+        PowerCapCurve
+            Same throughputs, node power fractions, ``power_scope="node"``.
+        """
+        if self.power_scope != "gpu":
+            raise InputError(f"power-cap curve {self.name!r} is already of node power "
+                             f"(power_scope={self.power_scope!r}); for_node applies to GPU "
+                             "curves only")
+        share = float(gpu_share)
+        if not 0.0 < share <= 1.0:
+            raise InputError(f"gpu_share {gpu_share!r} must be in (0, 1]: the GPUs' share of "
+                             "the node's uncapped power (e.g. 0.75 for an 8-GPU server whose "
+                             "GPUs draw three quarters of its power)")
+        r_node = tuple(1.0 - share * (1.0 - r) for r in self.r_points)
+        return PowerCapCurve(
+            name=f"{self.name}@node(gpu_share={share:g})", r_points=r_node,
+            s_points=self.s_points, point_sources=self.point_sources,
+            point_status=self.point_status, source=self.source,
+            description=(f"{self.description} Seen at the node with a GPU share of "
+                         f"{share:g}: r_node = 1 - {share:g} (1 - r_gpu)."),
+            power_scope="node")
+
     def energy_per_work(self, power_fraction):
         """Energy per unit of work relative to uncapped, ``r / s(r)`` [-]."""
         r = self._check(power_fraction, "power fraction", self.min_power_fraction)
@@ -192,8 +241,8 @@ def power_cap_curve(name: str) -> PowerCapCurve:
     Parameters
     ----------
     name : str
-        ``"hpc-hpl"`` (measured, 64 CPU nodes), ``"gpu-llm-training"`` or
-        ``"gpu-llm-inference"`` (published GPU power-limit measurements).
+        ``"hpc-hpl"`` (64 CPU nodes, node power), ``"gpu-llm-training"`` (A40),
+        ``"gpu-training-v100"`` or ``"gpu-llm-inference"`` (GPU power).
 
     Returns
     -------
@@ -213,4 +262,5 @@ def power_cap_curve(name: str) -> PowerCapCurve:
         point_status=tuple(p["status"] for p in pts),
         source=entry["source"],
         description=entry["description"],
+        power_scope=entry["power_scope"],
     )

@@ -1,6 +1,7 @@
 """Build ``aiload/facility/data/power_caps.json``: power-cap curves from measurements and papers.
 
-Run from the project root: ``python docs/scripts/make_power_cap_curve.py [--data ../shared/data]``.
+Run from the project root: ``python docs/scripts/make_power_cap_curve.py [--data ../shared/data]``
+(a few seconds); it also draws ``docs/figures/power_cap_curves.png``.
 
 A power-cap curve gives the relative throughput ``s`` of a job whose power is held to the
 fraction ``r`` of what it draws uncapped: ``r = P_capped / P_uncapped`` (mean power over the
@@ -26,10 +27,13 @@ HPCG gives no point: the three HPCG files last 32 min each whatever the cap (HPC
 set time and reports GFLOP/s, which the data do not hold), so their time says nothing about
 throughput; their power ratios are listed as a note.
 
-The GPU curves (``gpu-llm-training``, ``gpu-llm-inference``) are built from published
-measurements of GPU power caps (energy and time ratios -> ``r = (E_c/E_u) * s``,
-``s = T_u/T_c``); each point names its source and whether it was read from a stored copy of
-the paper, from a stored secondary report of it, or transcribed from memory (to be checked).
+The GPU curves: ``gpu-llm-training`` (A40) and ``gpu-training-v100`` from the Zeus power
+trace (You et al., NSDI 2023; rows kept in ``tests/data/zeus-nsdi23-power-trace``): BERT-base
+fine-tuning on SQuAD at each NVML power limit, per batch size ``r`` = average GPU power / that at
+the default limit and ``s`` = epoch time at the default limit / epoch time, the median over the
+batch sizes a point. ``gpu-llm-inference``: one published point (energy and latency change at a
+175 W limit -> ``r = (E_c/E_u) * s``, ``s = T_u/T_c``) read in a secondary summary, marked to be
+checked. Each point names its source and status.
 """
 
 from __future__ import annotations
@@ -45,7 +49,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[2]
 DATA = ROOT.parent / "shared" / "data"
 OUT = ROOT / "aiload" / "facility" / "data" / "power_caps.json"
+FIGURE = ROOT / "docs" / "figures" / "power_cap_curves.png"
 HLRS = Path("llnl-last-power-provisioning") / "hlrs_hpl_hpcg_data"
+#: the Zeus power-trace rows (SQuAD) kept with the tests (see their SOURCE.md)
+ZEUS_DIR = ROOT / "tests" / "data" / "zeus-nsdi23-power-trace"
 #: the site clock of the HLRS files (Stuttgart; March 2024 is before the change to summer time)
 SITE_TZ = "Europe/Berlin"
 #: the run is where the 64-node mean is above idle + this share of (plateau - idle)
@@ -143,6 +150,7 @@ def hlrs_curve(data: Path) -> dict:
                    "/ capped; the run is where the 64-node mean exceeds idle + "
                    f"{THRESHOLD_SHARE} (plateau - idle); built by "
                    "docs/scripts/make_power_cap_curve.py"),
+        "power_scope": "node",
         "points": sorted(points, key=lambda p: p["r"]),
         "runs": runs,
         "notes": [("HPCG gives no point: each HPCG run lasts ~32 min whatever the cap (a "
@@ -153,51 +161,92 @@ def hlrs_curve(data: Path) -> dict:
     }
 
 
-#: dimensionless relative throughput and power fraction from a published energy and time change
 def from_energy_time(energy_change: float, time_change: float) -> tuple[float, float]:
     """``(r, s)`` from relative changes of energy and time to solution (e.g. -0.137, +0.068)."""
     s = 1.0 / (1.0 + time_change)
     return round((1.0 + energy_change) * s, 4), round(s, 4)
 
 
+ZEUS = ("You, Chung, Chowdhury, \"Zeus: Understanding and Optimizing GPU Energy Consumption of "
+        "DNN Training\", USENIX NSDI 2023; data: ml-energy/zeus, "
+        "examples/research_reproducibility/zeus_nsdi23/trace (Apache-2.0)")
 MCDONALD = ("McDonald, Li, Frey, Tiwari, Gadepally, Samsi, \"Great Power, Great Responsibility: "
             "Recommendations for Reducing Energy for Training Language Models\", Findings of "
             "NAACL 2022, arXiv:2205.09646")
 SAMSI = ("Samsi, Zhao, McDonald, Li, Michaleas, Jones, Bergeron, Kepner, Tiwari, Gadepally, "
          "\"From Words to Watts: Benchmarking the Energy Costs of Large Language Model "
          "Inference\", IEEE HPEC 2023, arXiv:2310.03003")
+#: the GPUs' default (uncapped) power limits in the Zeus trace [W]
+ZEUS_DEFAULT_W = {"a40": 300, "v100": 250}
 
 
-def gpu_curves() -> dict:
-    r_train, s_train = from_energy_time(-0.137, +0.068)
+def zeus_points(zeus: Path, gpu: str) -> list[dict]:
+    """Median ``(r, s)`` over the SQuAD batch sizes at each power limit of the Zeus trace."""
+    rows = pd.read_csv(zeus / f"summary_power_{gpu}_squad.csv")
+    base = rows[rows.power_limit == ZEUS_DEFAULT_W[gpu]].set_index("batch_size")
+    rows = rows.assign(
+        r=rows.average_power / rows.batch_size.map(base.average_power),
+        s=rows.batch_size.map(base.time_per_epoch) / rows.time_per_epoch)
+    points = []
+    for limit, group in rows.groupby("power_limit"):
+        if limit == ZEUS_DEFAULT_W[gpu]:
+            continue
+        points.append({
+            "r": round(float(group.r.median()), 4), "s": round(float(group.s.median()), 4),
+            "status": "measured",
+            "source": (f"{gpu.upper()} at a {limit} W limit (default "
+                       f"{ZEUS_DEFAULT_W[gpu]} W), BERT-base fine-tuning on SQuAD, median of "
+                       f"{len(group)} batch sizes (s from {group.s.min():.3f} to "
+                       f"{group.s.max():.3f}); {ZEUS}"),
+        })
+    points.append({"r": 1.0, "s": 1.0, "status": "measured",
+                   "source": f"{gpu.upper()} at its default {ZEUS_DEFAULT_W[gpu]} W; {ZEUS}"})
+    return points
+
+
+def interp(points: list[dict], r: float) -> float:
+    return float(np.interp(r, [p["r"] for p in points], [p["s"] for p in points]))
+
+
+def gpu_curves(zeus: Path) -> dict:
+    a40, v100 = zeus_points(zeus, "a40"), zeus_points(zeus, "v100")
+    r_mc, s_mc = from_energy_time(-0.137, +0.068)
     r_inf, s_inf = from_energy_time(-0.23, +0.065)
+    zeus_method = ("per batch size r = average GPU power / that at the default limit, s = epoch "
+                   "time at the default limit / epoch time; the point is the median over the "
+                   "batch sizes at each limit; built by docs/scripts/make_power_cap_curve.py from "
+                   "tests/data/zeus-nsdi23-power-trace")
     return {
         "gpu-llm-training": {
-            "description": ("Transformer language-model training on NVIDIA GPUs (MIT "
-                            "Supercloud) under a 150 W board power limit (default 250 W). r is "
-                            "the GPU's power fraction, not the node's (CPUs, memory and fans "
-                            "are not capped)."),
-            "source": MCDONALD,
-            "method": ("r = (1 + energy change) * s, s = 1 / (1 + training-time change), from "
-                       "the published averages: energy -13.7 %, time +6.8 % at 150 W"),
-            "points": [
-                {"r": r_train, "s": s_train, "status": "secondary report, to be checked",
-                 "source": (f"{MCDONALD}: 150 W cap, average over their larger NLP training "
-                            "runs, energy -13.7 % and training time +6.8 % against 250 W, as "
-                            "reported by dataconomy.ru (2022-06, 'Power capping can "
-                            "significantly reduce energy usage when training ML'); the paper "
-                            "itself was not read (its abstract: '15% decrease in energy usage "
-                            "with marginal increase in overall computation time')")},
-                {"r": 1.0, "s": 1.0, "status": "definition", "source": "uncapped"},
-            ],
-            "notes": ["One published point: the curve covers r >= "
-                      f"{r_train}; deeper reductions need another lever (deferral)."],
+            "description": ("Transformer training on one NVIDIA A40 (Ampere, 300 W default) "
+                            "under NVML power limits of 100-275 W: BERT-base fine-tuning on "
+                            "SQuAD, the closest measured trace found (no LLM-scale training "
+                            "under power limits was found in a readable source). r is the "
+                            "GPU's power fraction, not the node's: CPUs, memory, network and "
+                            "fans are not capped (see PowerCapCurve.for_node)."),
+            "source": ZEUS, "power_scope": "gpu", "method": zeus_method,
+            "points": a40,
+            "notes": [("Below about r = 0.63 (150 W) the A40's throughput falls faster than "
+                       "its power: energy per unit of work r/s rises above 1 (1.6 at 100 W); "
+                       "the least energy per unit of work is at 200 W (r/s = "
+                       f"{min(p['r'] / p['s'] for p in a40):.3f}).")],
+        },
+        "gpu-training-v100": {
+            "description": ("The same BERT-base SQuAD fine-tuning on one NVIDIA V100 (250 W "
+                            "default) under limits of 100-225 W; GPU power fraction."),
+            "source": ZEUS, "power_scope": "gpu", "method": zeus_method,
+            "points": v100,
+            "notes": [(f"Cross-check: {MCDONALD} report (as read in a secondary report, "
+                       "dataconomy.ru, 2022-06; the paper not read) energy -13.7 % and training "
+                       "time +6.8 % for their larger language-model training runs at a 150 W "
+                       f"limit of 250 W on MIT Supercloud GPUs: r = {r_mc}, s = {s_mc}; this "
+                       f"curve at r = {r_mc} gives s = {interp(v100, r_mc):.3f}.")],
         },
         "gpu-llm-inference": {
             "description": ("LLaMA inference on NVIDIA GPUs (the paper measures V100 and A100) "
                             "under a 175 W board power limit (default 250 W); GPU power "
-                            "fraction."),
-            "source": SAMSI,
+                            "fraction. One point, from a secondary summary."),
+            "source": SAMSI, "power_scope": "gpu",
             "method": ("r = (1 + energy change) * s, s = 1 / (1 + latency change), from the "
                        "published change at 175 W: energy -23 %, latency +6.5 % (reported as "
                        "6-7 %)"),
@@ -209,35 +258,76 @@ def gpu_curves() -> dict:
                             "read")},
                 {"r": 1.0, "s": 1.0, "status": "definition", "source": "uncapped"},
             ],
-            "notes": ["Memory-bound decode often draws less than a cap (Ma et al., "
-                      "arXiv:2605.11999, H200: 137-300 W of 700 W in decode), so a cap above "
-                      "the draw costs nothing and saves nothing; this curve is for a serving "
-                      "load that draws near its limit."],
+            "notes": [("Memory-bound decode often draws less than a cap (Ma et al., "
+                       "arXiv:2605.11999, H200: 137-300 W of 700 W in decode), so a cap above "
+                       "the draw costs nothing and saves nothing; this curve is for a serving "
+                       "load that draws near its limit."),
+                      ("MLPerf Inference v4.1, Llama-2-70B Offline on 8x H200: the power-"
+                       "limited MaxQ submission (in the shared data: 25,262 tokens/s at 6,153 W "
+                       "mean wall power) gives 0.807 of the MaxP submission's 31,302.7 tokens/s "
+                       "(mlcommons/inference_results_v4.1, closed/NVIDIA/results/"
+                       "H200-SXM-141GBx8_TRT, commit a2f5d66, read from a stored copy); MaxP "
+                       "power is not measured in any source here, so it gives no point.")],
         },
     }
 
 
-def build(data: Path) -> dict:
+def build(data: Path, zeus: Path = ZEUS_DIR) -> dict:
     curves = {"hpc-hpl": hlrs_curve(data)}
-    curves.update(gpu_curves())
+    curves.update(gpu_curves(zeus))
     return {
         "about": ("Power-cap curves: relative throughput s at power fraction r (mean capped / "
-                  "uncapped power of the same work), points with their sources. status: "
-                  "'measured' (computed here from bundled-source data), 'secondary report, to "
-                  "be checked' (a published number read in a stored secondary report, not in "
-                  "the paper), 'transcribed from memory, to be checked', 'definition' (1, 1). "
-                  "Built by docs/scripts/make_power_cap_curve.py; see docs/flexibility.md."),
+                  "uncapped power of the same work; power_scope says whose power: the node's "
+                  "or the GPU's), points with their sources. status: 'measured' (computed here "
+                  "from measured data: the shared HLRS files, the Zeus trace rows in "
+                  "tests/data), 'secondary report, to be checked' (a published number read in "
+                  "a stored secondary report, not in the paper), 'transcribed from memory, to "
+                  "be checked', 'definition' (1, 1). Built by "
+                  "docs/scripts/make_power_cap_curve.py; see docs/flexibility.md."),
         "curves": curves,
     }
+
+
+def figure(table: dict, path: Path) -> None:
+    """Relative throughput and energy per unit of work against power fraction, every curve."""
+    from matplotlib.figure import Figure  # only for the figure
+
+    fig = Figure(figsize=(9.0, 3.8), dpi=90)
+    ax_s, ax_e = fig.subplots(1, 2)
+    for name, curve in table["curves"].items():
+        r = np.array([p["r"] for p in curve["points"]])
+        s = np.array([p["s"] for p in curve["points"]])
+        measured = np.array([p["status"] in ("measured", "definition") for p in curve["points"]])
+        label = f"{name} ({curve['power_scope']} power)"
+        line, = ax_s.plot(r, s, "-", label=label)
+        ax_s.plot(r[~measured], s[~measured], "o", mfc="white", color=line.get_color())
+        ax_s.plot(r[measured], s[measured], "o", color=line.get_color())
+        ax_e.plot(r, r / s, "o-", color=line.get_color())
+    ax_s.plot([0.4, 1], [0.4, 1], ":", color="grey", lw=0.8)
+    ax_s.set(xlabel="power fraction r (capped / uncapped mean power) [-]",
+             ylabel="relative throughput s [-]", title="throughput under a power cap")
+    ax_e.axhline(1.0, ls=":", color="grey", lw=0.8)
+    ax_e.set(xlabel="power fraction r [-]", ylabel="energy per unit of work r/s [-]",
+             title="energy per unit of work (1 = uncapped)")
+    ax_s.legend(fontsize=7, loc="lower right")
+    fig.text(0.01, 0.01, "open marker: a published figure read in a secondary report, to be "
+             "checked", fontsize=7)
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(path)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DATA, help="the full shared data folder")
+    parser.add_argument("--zeus", type=Path, default=ZEUS_DIR,
+                        help="the Zeus power-trace rows (default: tests/data/zeus-nsdi23-...)")
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument("--figure", type=Path, default=FIGURE,
+                        help="where to draw the curves (docs/figures/power_cap_curves.png)")
     args = parser.parse_args(argv)
-    table = build(args.data)
+    table = build(args.data, args.zeus)
     args.out.write_text(json.dumps(table, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    figure(table, args.figure)
     for name, curve in table["curves"].items():
         pts = ", ".join(f"({p['r']:.3f}, {p['s']:.3f})" for p in curve["points"])
         print(f"{name:18s} {pts}")

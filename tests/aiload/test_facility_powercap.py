@@ -18,6 +18,7 @@ from aiload.facility.powercap import POWER_CAP_CURVES, PowerCapCurve, power_cap_
 ROOT = Path(__file__).resolve().parents[2]
 TABLE = json.loads((ROOT / "aiload/facility/data/power_caps.json").read_text(encoding="utf-8"))
 HLRS = Path("llnl-last-power-provisioning/hlrs_hpl_hpcg_data")
+ZEUS = ROOT / "tests/data/zeus-nsdi23-power-trace"
 #: idle nodes sit at 320-335 W and loaded ones above 430 W in all six files (by eye, from the
 #: files): a node is running while it draws more than this [W]
 NODE_RUNNING_W = 380.0
@@ -87,6 +88,51 @@ def test_the_files_quirks_and_flags_hold_in_the_raw_data(data_dir):
     assert runs["hpl_spc"]["socket_limit_w_min"] == runs["hpl_spc"]["socket_limit_w_max"] == 172.5
 
 
+@pytest.mark.parametrize("gpu, curve_name, default_w",
+                         [("a40", "gpu-llm-training", 300), ("v100", "gpu-training-v100", 250)])
+def test_zeus_points_match_the_trace_rows_and_their_energy(gpu, curve_name, default_w):
+    """Each GPU point: s is the median over batch sizes of epoch-time ratios, and r/s lies
+    among the batch sizes' energy-per-epoch ratios (power x time, a second route)."""
+    rows = np.genfromtxt(ZEUS / f"summary_power_{gpu}_squad.csv", delimiter=",", names=True,
+                         dtype=None, encoding="utf-8")
+    curve = power_cap_curve(curve_name)
+    assert curve.power_scope == "gpu"
+    limits = sorted(set(rows["power_limit"]))
+    assert limits[-1] == default_w and len(curve.r_points) == len(limits)
+    for limit, r, s in zip(limits, curve.r_points, curve.s_points):
+        ratios_t, ratios_e = [], []
+        for bs in sorted(set(rows["batch_size"])):
+            at = rows[(rows["batch_size"] == bs) & (rows["power_limit"] == limit)][0]
+            ref = rows[(rows["batch_size"] == bs) & (rows["power_limit"] == default_w)][0]
+            ratios_t.append(ref["time_per_epoch"] / at["time_per_epoch"])
+            ratios_e.append(at["average_power"] * at["time_per_epoch"]
+                            / (ref["average_power"] * ref["time_per_epoch"]))
+        assert s == pytest.approx(np.median(ratios_t), abs=1e-4)
+        assert min(ratios_e) - 1e-3 <= r / s <= max(ratios_e) + 1e-3
+        assert r / s == pytest.approx(np.median(ratios_e), rel=0.03)
+
+
+def test_the_v100_curve_agrees_with_a_published_150_w_result():
+    """McDonald et al. (2022), as reported: -13.7 % energy, +6.8 % time at 150 W of 250 W on
+    GPUs of the same class: r = 0.863 / 1.068, s = 1 / 1.068."""
+    curve = power_cap_curve("gpu-training-v100")
+    r, s = 0.863 / 1.068, 1 / 1.068
+    assert curve.throughput(r) == pytest.approx(s, rel=0.02)
+
+
+def test_a_gpu_curve_seen_at_the_node():
+    gpu = power_cap_curve("gpu-llm-training")
+    node = gpu.for_node(0.75)
+    assert node.power_scope == "node" and node.s_points == gpu.s_points
+    # by hand: the GPUs at 0.6 of their power, three quarters of the node -> node at 0.7
+    assert node.throughput(0.7) == pytest.approx(gpu.throughput(0.6), abs=1e-12)
+    assert node.min_power_fraction == pytest.approx(1 - 0.75 * (1 - gpu.min_power_fraction))
+    with pytest.raises(InputError, match=r"gpu_share 1.5 must be in \(0, 1\]"):
+        gpu.for_node(1.5)
+    with pytest.raises(InputError, match="already of node power"):
+        power_cap_curve("hpc-hpl").for_node(0.5)
+
+
 def test_the_script_rebuilds_the_bundled_hpl_curve_from_the_subset(data_dir):
     spec = importlib.util.spec_from_file_location(
         "make_power_cap_curve", ROOT / "docs/scripts/make_power_cap_curve.py")
@@ -115,6 +161,7 @@ def test_every_bundled_curve_is_monotone_ends_at_one_and_names_its_sources(name)
 
 def test_the_known_names_are_the_data_files_curves():
     assert tuple(TABLE["curves"]) == POWER_CAP_CURVES
+    assert power_cap_curve("hpc-hpl").power_scope == "node"
 
 
 def test_throughput_is_linear_between_points_and_the_inverse_round_trips():
@@ -156,7 +203,8 @@ def test_values_outside_the_data_are_refused_with_the_range(value):
 
 def test_an_unknown_name_lists_the_known_ones():
     with pytest.raises(InputError, match=r"unknown power-cap curve 'gpu-training'; known: "
-                                         r"hpc-hpl, gpu-llm-training, gpu-llm-inference\. "
+                                         r"hpc-hpl, gpu-llm-training, gpu-training-v100, "
+                                         r"gpu-llm-inference\. "
                                          r"Did you mean 'gpu-llm-training'\?"):
         power_cap_curve("gpu-training")
     with pytest.raises(InputError, match="unknown power-cap curve"):
