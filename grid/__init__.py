@@ -7,7 +7,8 @@
 - :func:`contingency` — N-1 screening at the facility's peak hours;
 - :func:`load_loss` — the facility tripping off at once, and dV/dP per MW;
 - :func:`flexible_interconnection` — hourly headroom at the bus and the curtailment each
-  facility size above the firm hosting capacity needs;
+  facility size above the firm hosting capacity needs; :func:`curtailment_cost` — a chosen
+  size's implied limit run through the facility model (what the curtailment costs);
 - :func:`cosimulate` / :class:`Cosimulation` — the facility and the network in closed loop
   (a controller sets the facility's power limit every control period);
 - :func:`pv_curve` — the facility bus' P-V curve to the nose (voltage-collapse margin);
@@ -45,6 +46,8 @@ __all__ = [
     "FlexibleInterconnection",
     "cosimulate",
     "Cosimulation",
+    "curtailment_cost",
+    "CurtailmentCost",
 ]
 
 # pandapower takes seconds to import: load it on first use, so ``import grid`` stays light
@@ -67,6 +70,8 @@ _LAZY = {
     "FlexibleInterconnection": ("grid.flexible", "FlexibleInterconnection"),
     "cosimulate": ("grid.cosim", "cosimulate"),
     "Cosimulation": ("grid.cosim", "Cosimulation"),
+    "curtailment_cost": ("grid.flexible_run", "curtailment_cost"),
+    "CurtailmentCost": ("grid.flexible_run", "CurtailmentCost"),
 }
 
 

@@ -71,6 +71,9 @@ class FlexibleInterconnection:
         Number of distinct background levels solved.
     engine : str
         The power-flow engine used (as ``GridResult.engine``).
+    background : pandas.Series or None
+        The background multipliers [-] the study used, on the facility series' index (None:
+        1 throughout).
     """
 
     table: pd.DataFrame
@@ -84,6 +87,7 @@ class FlexibleInterconnection:
     tolerance_mw: float
     levels: int
     engine: str
+    background: pd.Series | None = None
 
     def __post_init__(self) -> None:
         if list(self.table.columns) != list(TABLE_COLUMNS):
@@ -356,4 +360,6 @@ def flexible_interconnection(
         headroom_mw=pd.Series(head, index=series.index, name="headroom_mw"),
         binding=pd.Series(bind, index=series.index, name="binding", dtype=object),
         firm_mw=firm, load_mw=series, bus=bus, limits=limits, power_factor=pf,
-        tolerance_mw=float(tolerance_mw), levels=n_levels, engine=used)
+        tolerance_mw=float(tolerance_mw), levels=n_levels, engine=used,
+        background=None if background is None else pd.Series(
+            scale, index=series.index, name="background"))
