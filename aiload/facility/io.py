@@ -55,6 +55,9 @@ class FacilityLoad:
         columns ``p0 … p100`` [kW].
     scaling : pandas.DataFrame or None
         Inference replica change points (``time``, ``replicas``, ``service``).
+    flexibility : pandas.DataFrame or None
+        With a power limit: one row per event (a run of control periods in which a lever
+        acts), see docs/flexibility.md, "Levers inside the facility"; None without a limit.
     """
 
     power: pd.DataFrame | None
@@ -62,6 +65,7 @@ class FacilityLoad:
     meta: dict = field(default_factory=dict)
     bands: pd.DataFrame | None = None
     scaling: pd.DataFrame | None = None
+    flexibility: pd.DataFrame | None = None
 
     def to_parquet(self, path, *, jobs: bool = False) -> None:
         """Write ``power`` atomically; with ``jobs=True`` also the job log next to it

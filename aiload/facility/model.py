@@ -14,6 +14,7 @@ SimPy's clock) is behind one interface, :class:`~aiload.facility.jobpower.JobEne
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -289,7 +290,7 @@ def _jobs_frame(start: pd.Timestamp, out: dict) -> pd.DataFrame:
 
 def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", seed: int = 0,
              replicates: int = 1, progress: bool = True, stream_to=None,
-             **overrides: Any) -> FacilityLoad:
+             power_limit_kw=None, **overrides: Any) -> FacilityLoad:
     """Simulate a facility and return its power at the meter.
 
     Parameters
@@ -311,6 +312,13 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
     stream_to : path, optional
         Write the series window by window to this Parquet file instead of keeping it in memory
         (``power`` is then None; read it back with :func:`aiload.facility.read_facility`).
+    power_limit_kw : float, pandas.Series or callable, optional
+        Allowed facility power at the meter [kW]: a number, a tz-aware Series (each value held
+        until the next; NaN or inf: no limit) or ``limit(time, state) -> kW`` called once per
+        control period (:class:`~aiload.facility.control.FacilityState`). The levers of
+        ``spec.flexibility`` hold it (docs/flexibility.md, "Levers inside the facility");
+        ``power`` gains ``limit_kw``, ``curtailed_kw`` (and ``battery_kw``) and
+        ``flexibility`` the events. None (default): the open-loop run, unchanged.
     **overrides
         Preset parameters (e.g. ``utilization=0.8``) or FacilitySpec fields.
 
@@ -326,11 +334,18 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
     >>> float(load.power["facility_kw"].max()) < 1500
     True
     """
+    flexibility = overrides.pop("flexibility", None) if isinstance(spec_or_preset, str) else None
     spec = resolve_spec(spec_or_preset, overrides)
+    if flexibility is not None:
+        spec = dataclasses.replace(spec, flexibility=flexibility)
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
         raise InputError(f"facility(replicates=): expected an integer >= 1, got {replicates!r}.")
     check_run_arguments("facility", seed=seed, start=start, end=end, freq=freq)
     start, freq_s, n_bins, fine_s = _grid(start, end, freq)
+    if power_limit_kw is not None:
+        from aiload.facility.flexout import check_limit_run  # noqa: PLC0415
+
+        check_limit_run(spec, power_limit_kw, start, freq_s, n_bins, replicates, stream_to)
     require_facility_memory(n_bins, 6 + 2 * len(spec.inference), replicates, stream_to is not None,
                             f"facility({spec.name!r}, freq={freq!r}, {n_bins:,} intervals)")
     t_wall = time.perf_counter()
@@ -388,4 +403,9 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
     scaling = None
     if first["services"]:
         scaling = pd.concat([s.scaling for s in first["services"]], ignore_index=True)
+    if power_limit_kw is not None:
+        from aiload.facility.flexout import controlled  # noqa: PLC0415
+
+        return controlled(spec, start, freq_s, n_bins, frames[0], first,
+                          _jobs_frame(start, first), meta, scaling, power_limit_kw, t_wall)
     return FacilityLoad(frames[0], _jobs_frame(start, first), meta, bands, scaling)

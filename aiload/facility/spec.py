@@ -14,6 +14,7 @@ import numpy as np
 from aiload._checks import check_finite_values, check_number
 from aiload._suggest import suggest
 from aiload.errors import InputError
+from aiload.facility.flexspec import FlexibilitySpec
 
 __all__ = [
     "FleetSpec",
@@ -564,6 +565,9 @@ class FacilitySpec:
     catalogue : object, optional
         Workload catalogue (see :mod:`aiload.facility.catalogue`); default: aiload.profiles.
     name : str
+    flexibility : FlexibilitySpec
+        How the facility meets a power limit (``facility(..., power_limit_kw=...)``): control
+        period, merit order and levers (:mod:`aiload.facility.flexspec`); unused without one.
     """
 
     fleet: FleetSpec
@@ -573,8 +577,12 @@ class FacilitySpec:
     backfill: bool = True
     catalogue: Any = None
     name: str = "custom"
+    flexibility: FlexibilitySpec = field(default_factory=FlexibilitySpec)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.flexibility, FlexibilitySpec):
+            raise InputError(f"FacilitySpec.flexibility: expected a FlexibilitySpec, got "
+                             f"{type(self.flexibility).__name__}.")
         object.__setattr__(self, "streams", tuple(self.streams))
         object.__setattr__(self, "inference", tuple(self.inference))
         if not self.streams and not self.inference:
