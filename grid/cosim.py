@@ -73,6 +73,14 @@ class Cosimulation:
         The facility's control period [s].
     wall_s : float
         Wall time of the loop (facility and per-period power flows) [s].
+    vm_pu : pandas.DataFrame
+        Voltage at the facility bus [pu], columns ``closed_loop`` and ``open_loop`` (NaN
+        without the open-loop run), on the facility's output index.
+    violation_steps, open_loop_violation_steps : int
+        Steps with any violation of ``limits`` anywhere in the network (``grid.violations()``),
+        closed and open loop (-1 without the open-loop run).
+    events : pandas.DataFrame or None
+        The facility's event table (``load.flexibility``).
     """
 
     load: object
@@ -85,6 +93,10 @@ class Cosimulation:
     power_factor: float
     control_period_s: float
     wall_s: float
+    vm_pu: pd.DataFrame
+    violation_steps: int
+    open_loop_violation_steps: int
+    events: pd.DataFrame | None = None
 
 
 def _period_s(value) -> float | None:
@@ -345,9 +357,21 @@ def cosimulate(
         before = timeseries(net, demand, bus=bus, power_factor=pf, background=background,
                             limits=limits, enforce_q_lims=enforce_q_lims)
     state_period = math.nan if seen["period_s"] is None else float(seen["period_s"])
-    return Cosimulation(load=load, grid=result, open_loop=before, control=control,
-                        controller=str(ctrl_name), bus=bus, limits=limits, power_factor=pf,
-                        control_period_s=state_period, wall_s=wall)
+    vm = pd.DataFrame({"closed_loop": result.vm_pu[bus],
+                       "open_loop": before.vm_pu[bus] if before is not None else np.nan})
+    events = getattr(load, "flexibility", None)
+    return Cosimulation(
+        load=load, grid=result, open_loop=before, control=control, controller=str(ctrl_name),
+        bus=bus, limits=limits, power_factor=pf, control_period_s=state_period, wall_s=wall,
+        vm_pu=vm, violation_steps=_violation_steps(result),
+        open_loop_violation_steps=-1 if before is None else _violation_steps(before),
+        events=events if isinstance(events, pd.DataFrame) else None)
+
+
+def _violation_steps(result: GridResult) -> int:
+    """Steps with at least one violation of the result's limits."""
+    table = result.violations()
+    return int(table["time"].nunique()) if len(table) else 0
 
 
 def _facility_call(spec_or_preset, *, start, end, freq, seed, period_s, limit, overrides):

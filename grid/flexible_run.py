@@ -117,6 +117,10 @@ class CurtailmentCost:
         One row per quantity (:data:`COST_ROWS`): ``quantity``, ``unit``, ``modelled`` (the
         modelled facility over the run), ``at_size`` (scaled to ``size_mw`` where the
         quantity is extensive).
+    violation_steps : int
+        Steps of the cross-check with any violation (0: none left).
+    events : pandas.DataFrame or None
+        The facility's event table (``load.flexibility``).
     """
 
     size_mw: float
@@ -126,6 +130,8 @@ class CurtailmentCost:
     grid: GridResult
     violations: pd.DataFrame
     costs: pd.DataFrame
+    violation_steps: int = 0
+    events: pd.DataFrame | None = None
 
 
 def _costs(load, factor: float) -> pd.DataFrame:
@@ -215,5 +221,9 @@ def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pan
     check = timeseries(net, (mean_kw * factor / 1e3).rename("facility_mw"), bus=study.bus,
                        power_factor=study.power_factor, background=study.background,
                        limits=study.limits, enforce_q_lims=enforce_q_lims)
+    violations = check.violations()
+    events = getattr(load, "flexibility", None)
     return CurtailmentCost(size_mw=float(size_mw), factor=factor, limit_kw=limit, load=load,
-                           grid=check, violations=check.violations(), costs=_costs(load, factor))
+                           grid=check, violations=violations, costs=_costs(load, factor),
+                           violation_steps=int(violations["time"].nunique()),
+                           events=events if isinstance(events, pd.DataFrame) else None)

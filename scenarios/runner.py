@@ -213,7 +213,8 @@ def run_scenario(
         t0 = time.perf_counter()  # a line per study follows
         grid_results = studies.run_grid(
             grid_plan, load.power["facility_kw"],
-            stage=lambda name: _stage(f"grid studies: {name}", progress))
+            stage=lambda name: _stage(f"grid studies: {name}", progress),
+            facility=scenario.facility)
         timings["grid_s"] = time.perf_counter() - t0
     if mg_plan is not None:
         t0 = _stage(f"microgrid sizing, {_steps(load.power, scenario.microgrid.freq)} steps",

@@ -41,6 +41,8 @@ __all__ = [
     "SiteSection",
     "GridSection",
     "GridLimitsSection",
+    "GridFlexibleSection",
+    "GridBackgroundSection",
     "ShortCircuitSection",
     "MicrogridSection",
     "PVSection",
@@ -50,7 +52,8 @@ __all__ = [
 ]
 
 #: the grid studies a scenario can ask for, in the order the runner performs them
-GRID_STUDIES = ("timeseries", "hosting_capacity", "contingency", "short_circuit", "load_loss")
+GRID_STUDIES = ("timeseries", "hosting_capacity", "contingency", "short_circuit", "load_loss",
+                "flexible_interconnection", "cosimulate")
 
 #: the studies run when ``studies`` is not given (short_circuit needs IEC 60909 data that
 #: power-flow cases lack, so it is asked for by name)
@@ -258,6 +261,83 @@ class GridLimitsSection(_Section):
     )
 
 
+class GridBackgroundSection(_Section):
+    """An ILLUSTRATIVE background: multipliers of the network's loads from two cosines
+    (``grid.flexible_run.cosine_background``): ``mean + seasonal_amplitude cos(season, peak on
+    peak_day) + daily_amplitude cos(day, peak at peak_hour_utc)``, rounded to ``decimals``.
+    Made up, not measured: it stands in for a utility's hourly load forecast where a test
+    network has one load snapshot. Used by the flexible_interconnection and cosimulate studies.
+    """
+
+    mean: float = Field(0.80, gt=0.0, le=2.0, description="mean multiplier [-]")
+    seasonal_amplitude: float = Field(0.10, ge=0.0, le=1.0,
+                                      description="amplitude of the yearly cosine [-]")
+    daily_amplitude: float = Field(0.08, ge=0.0, le=1.0,
+                                   description="amplitude of the daily cosine [-]")
+    peak_day: str = Field("07-15", pattern=r"^\d\d-\d\d$",
+                          description="month-day of the seasonal peak, 'MM-DD'")
+    peak_hour_utc: float = Field(23.0, ge=0.0, lt=24.0, description="hour of the daily peak [h, UTC]")
+    decimals: int = Field(2, ge=0, le=6, description="rounding of the multipliers (fewer distinct "
+                          "levels: a faster flexible_interconnection) [-]")
+
+    @model_validator(mode="after")
+    def _non_negative(self) -> GridBackgroundSection:
+        if self.mean - self.seasonal_amplitude - self.daily_amplitude < 0:
+            raise ValueError(
+                f"mean {self.mean} minus the amplitudes ({self.seasonal_amplitude}, "
+                f"{self.daily_amplitude}) goes below 0; multipliers must stay non-negative")
+        return self
+
+
+class GridFlexibleSection(_Section):
+    """The flexible_interconnection and cosimulate studies (issue 15).
+
+    ``flexible_interconnection``: ``grid.flexible_interconnection`` on the facility series at
+    ``grid.freq`` (hourly headroom, the curtailment each size needs), then
+    ``grid.curtailment_cost`` for ``size_mw``: the implied limit run through the facility model
+    (a second facility run over the whole horizon, at ``grid.freq``). ``cosimulate``:
+    ``grid.cosimulate`` over ``cosim_start``..``cosim_end`` at ``cosim_freq`` (a third facility
+    run, in closed loop with the network), against the same window without the loop.
+    """
+
+    background: GridBackgroundSection | None = Field(
+        None, description="illustrative multipliers of the network's loads; absent: the "
+        "loads as in the network at every step")
+    sizes_mw: list[float] | None = Field(
+        None, description="facility peaks to study [MW]; None: the firm capacity x 1.00, 1.05, "
+        "..., 2.00")
+    tolerance_mw: float = Field(0.01, gt=0.0, lt=1000.0,
+                                description="bisection tolerance of the headroom [MW]")
+    size_mw: float | None = Field(
+        None, gt=0.0, description="size whose implied limit is run through the facility model "
+        "[MW]; None: the facility's own peak at grid.freq (the facility as simulated)")
+    curtailment_cost: bool = Field(
+        True, description="run the chosen size's implied limit through the facility model")
+    cosim_start: dt.datetime | None = Field(
+        None, description="first instant of the closed-loop run (tz-aware); None: facility.start")
+    cosim_end: dt.datetime | None = Field(
+        None, description="end of the closed-loop run (tz-aware); None: 7 days after cosim_start")
+    cosim_freq: str = Field("5min", description="output step of the closed-loop run")
+    control_period: str = Field("5min", description="control period of the loop: a whole "
+                                "multiple or divisor of cosim_freq")
+    controller: Literal["voltage", "loading"] = Field(
+        "voltage", description="'voltage': hold the facility bus at or above limits.vm_min_pu; "
+        "'loading': hold `branches` below limits.loading_max_percent")
+    branches: list[str] | None = Field(
+        None, description="branches the loading controller watches, e.g. ['line 3', 'trafo 0']; "
+        "None: all")
+
+    @field_validator("cosim_freq", "control_period")
+    @classmethod
+    def _freqs(cls, value: str) -> str:
+        return _check_freq(value)
+
+    @field_validator("cosim_start", "cosim_end")
+    @classmethod
+    def _aware(cls, value: dt.datetime | None, info) -> dt.datetime | None:
+        return value if value is None else _check_aware(value, info.field_name)
+
+
 class ShortCircuitSection(_Section):
     """The ``short_circuit`` study: ``grid.short_circuit_strength`` (IEC 60909 Sk'' and the
     short-circuit ratio at the facility bus, intact and after each N-1 outage).
@@ -326,7 +406,7 @@ class GridSection(_Section):
     bus: int = Field(ge=0, description="index of the bus the facility connects to [-]")
     power_factor: float = Field(0.99, gt=0.0, le=1.0, description="facility power factor [-]")
     studies: list[Literal["timeseries", "hosting_capacity", "contingency", "short_circuit",
-                          "load_loss"]] = Field(
+                          "load_loss", "flexible_interconnection", "cosimulate"]] = Field(
         default_factory=lambda: list(DEFAULT_GRID_STUDIES),
         description="which studies to run; short_circuit only when named (it needs the "
         "[grid.short_circuit] data a power-flow case lacks)",
@@ -347,6 +427,10 @@ class GridSection(_Section):
     )
     limits: GridLimitsSection = Field(
         default_factory=GridLimitsSection, description="voltage band and loading limit"
+    )
+    flexible: GridFlexibleSection = Field(
+        default_factory=GridFlexibleSection,
+        description="the flexible_interconnection and cosimulate studies",
     )
     freq: str = Field(
         "1h", description="resolution of the power-flow time series (facility load averaged to it)"

@@ -221,10 +221,13 @@ def _short_circuit_data(grid, net, section: GridSection):
 
 
 def run_grid(plan: GridPlan, facility_kw: pd.Series,
-             stage: Callable[[str], object] | None = None) -> dict[str, Any]:
+             stage: Callable[[str], object] | None = None,
+             facility: FacilitySection | None = None) -> dict[str, Any]:
     """Run the requested grid studies for the facility series [kW] -> dict of results.
 
     ``stage(name)`` is called before each study (progress lines of ``aiload run``).
+    ``facility`` (the scenario's ``[facility]``) is needed by the studies that run the
+    facility model again: ``flexible_interconnection`` (its cost run) and ``cosimulate``.
     """
     grid, section = plan.module, plan.section
     load_mw = (interval_means_kw(facility_kw, section.freq) / 1000.0).rename("facility_mw")
@@ -236,11 +239,19 @@ def run_grid(plan: GridPlan, facility_kw: pd.Series,
                  "contingency": f"N-1 at the {min(section.contingency_hours, steps)} peak steps",
                  "short_circuit": "short-circuit strength"
                  + ("" if section.short_circuit.outages == "none" else ", intact and N-1"),
-                 "load_loss": "load loss"}
+                 "load_loss": "load loss",
+                 "flexible_interconnection": "flexible interconnection (headroom per step, "
+                 "then the chosen size's limit through the facility model)",
+                 "cosimulate": "closed loop facility + network"}
     for name in described:  # a fixed order, each study once
         if name not in section.studies:
             continue
         stage(described[name])
+        if name in ("flexible_interconnection", "cosimulate"):
+            from scenarios.flexible_study import run_flexible_study
+
+            out.update(run_flexible_study(grid, plan, section, name, load_mw, facility))
+            continue
         out.update(_run_study(grid, plan, section, name, load_mw))
     return out
 

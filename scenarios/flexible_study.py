@@ -1,0 +1,74 @@
+"""The flexible_interconnection and cosimulate studies of a scenario (``[grid.flexible]``).
+
+Both run the facility model again (with a power limit), so they need the scenario's
+``[facility]`` table besides the facility series: ``flexible_interconnection`` runs the
+chosen size's implied limit over the facility's horizon at ``grid.freq``
+(``grid.curtailment_cost``); ``cosimulate`` runs the closed loop over a window
+(``grid.cosimulate``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from aiload.errors import InputError
+
+__all__ = ["run_flexible_study", "background_of", "facility_call"]
+
+
+def background_of(section, index: pd.DatetimeIndex) -> pd.Series | None:
+    """The illustrative background of ``[grid.flexible.background]`` on ``index`` (or None)."""
+    bg = section.flexible.background
+    if bg is None:
+        return None
+    from grid.flexible_run import cosine_background
+
+    return cosine_background(index, mean=bg.mean, seasonal_amplitude=bg.seasonal_amplitude,
+                             daily_amplitude=bg.daily_amplitude, peak_day=bg.peak_day,
+                             peak_hour_utc=bg.peak_hour_utc, decimals=bg.decimals)
+
+
+def facility_call(facility) -> tuple[Any, dict[str, Any]]:
+    """``(spec_or_preset, overrides)`` of a ``[facility]`` table (no run arguments)."""
+    from scenarios.studies import facility_kwargs
+
+    if facility is None:
+        raise InputError("the flexible_interconnection and cosimulate studies run the facility "
+                         "model again: call run_grid(..., facility=scenario.facility).")
+    kwargs = facility_kwargs(facility)
+    for key in ("start", "end", "freq", "seed", "replicates", "progress"):
+        kwargs.pop(key, None)
+    return facility.to_spec(), kwargs
+
+
+def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
+                       facility) -> dict[str, Any]:
+    """Run ``name`` (``"flexible_interconnection"`` or ``"cosimulate"``) -> results by name."""
+    flex = section.flexible
+    spec, overrides = facility_call(facility)
+    out: dict[str, Any] = {}
+    if name == "flexible_interconnection":
+        background = background_of(section, load_mw.index)
+        study = grid.flexible_interconnection(
+            plan.net, load_mw, bus=section.bus, limits=plan.limits, background=background,
+            power_factor=section.power_factor, sizes_mw=flex.sizes_mw,
+            tolerance_mw=flex.tolerance_mw, enforce_q_lims=section.enforce_q_lims)
+        out["flexible_interconnection"] = study
+        if flex.curtailment_cost:
+            size = flex.size_mw if flex.size_mw is not None else float(load_mw.max())
+            out["curtailment_cost"] = grid.curtailment_cost(
+                study, size, plan.net, spec, freq=section.freq, seed=facility.seed,
+                enforce_q_lims=section.enforce_q_lims, **overrides)
+        return out
+    start = pd.Timestamp(flex.cosim_start or facility.start)
+    end = pd.Timestamp(flex.cosim_end) if flex.cosim_end else start + pd.Timedelta("7D")
+    index = pd.date_range(start, end, freq=flex.cosim_freq, inclusive="left")
+    out["cosimulate"] = grid.cosimulate(
+        plan.net, spec, bus=section.bus, start=start, end=end, freq=flex.cosim_freq,
+        control_period=flex.control_period, controller=flex.controller, limits=plan.limits,
+        power_factor=section.power_factor, background=background_of(section, index),
+        seed=facility.seed, branches=flex.branches, enforce_q_lims=section.enforce_q_lims,
+        **overrides)
+    return out
