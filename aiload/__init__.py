@@ -8,7 +8,9 @@ The public API (names are the contract, see ``docs/``):
 - :func:`facility` (also the package :mod:`aiload.facility`, which is callable),
   :func:`read_facility`, :class:`FacilityLoad` and the specifications :class:`FacilitySpec`,
   :class:`FleetSpec`, :class:`JobStreamSpec`, :class:`InferenceSpec`, :class:`OverheadSpec` —
-  the facility model;
+  the facility model; with a power limit, :class:`FlexibilitySpec` and its levers
+  (:class:`BatteryLever`, :class:`InferenceLever`, :class:`PowerCapLever`,
+  :class:`DeferralLever`) and the closed-loop :class:`FacilityState`;
 - :mod:`aiload.metrics` — grid-facing figures and plots;
 - :mod:`aiload.measure` — the NVML/RAPL recorder.
 
@@ -36,6 +38,12 @@ __all__ = [
     "JobStreamSpec",
     "InferenceSpec",
     "OverheadSpec",
+    "FlexibilitySpec",
+    "BatteryLever",
+    "InferenceLever",
+    "PowerCapLever",
+    "DeferralLever",
+    "FacilityState",
     "metrics",
     "measure",
 ]
@@ -54,6 +62,12 @@ _LAZY = {
     "JobStreamSpec": ("aiload.facility", "JobStreamSpec"),
     "InferenceSpec": ("aiload.facility", "InferenceSpec"),
     "OverheadSpec": ("aiload.facility", "OverheadSpec"),
+    "FlexibilitySpec": ("aiload.facility", "FlexibilitySpec"),
+    "BatteryLever": ("aiload.facility", "BatteryLever"),
+    "InferenceLever": ("aiload.facility", "InferenceLever"),
+    "PowerCapLever": ("aiload.facility", "PowerCapLever"),
+    "DeferralLever": ("aiload.facility", "DeferralLever"),
+    "FacilityState": ("aiload.facility", "FacilityState"),
     "profiles": ("aiload.profiles", None),
     "metrics": ("aiload.metrics", None),
     "measure": ("aiload.measure", None),

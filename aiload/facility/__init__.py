@@ -17,6 +17,10 @@ import types
 from aiload.facility.catalogue import (
     DictCatalogue, FallbackCatalogue, InferenceCurve, ProfilesCatalogue, constant_profile,
 )
+from aiload.facility.control import FacilityState
+from aiload.facility.flexspec import (
+    BatteryLever, DeferralLever, FlexibilitySpec, InferenceLever, PowerCapLever,
+)
 from aiload.facility.io import FacilityLoad, read_facility
 from aiload.facility.model import BAND_PERCENTILES, facility
 from aiload.facility.presets import PRESETS
@@ -32,6 +36,12 @@ __all__ = [
     "JobStreamSpec",
     "InferenceSpec",
     "OverheadSpec",
+    "FlexibilitySpec",
+    "BatteryLever",
+    "InferenceLever",
+    "PowerCapLever",
+    "DeferralLever",
+    "FacilityState",
     "PRESETS",
     "read_facility",
     "BAND_PERCENTILES",
