@@ -157,12 +157,11 @@ class PowerCapCurve:
 
         Returns
         -------
-        float or ndarray
-            Uncapped / capped time to solution [-]; a float for a scalar input.
+        float, ndarray or Series
+            Uncapped / capped time to solution [-], in the form of the input.
         """
         r = self._check(power_fraction, "power fraction", self.min_power_fraction)
-        s = np.interp(r, self.r_points, self.s_points)
-        return float(s) if s.ndim == 0 else s
+        return _like(power_fraction, np.interp(r, self.r_points, self.s_points))
 
     def power_fraction(self, throughput):
         """Least power fraction ``r`` that gives relative throughput ``s`` (the inverse) [-].
@@ -177,8 +176,8 @@ class PowerCapCurve:
 
         Returns
         -------
-        float or ndarray
-            Capped / uncapped mean power [-]; a float for a scalar input.
+        float, ndarray or Series
+            Capped / uncapped mean power [-], in the form of the input.
         """
         s = self._check(throughput, "throughput", self.min_throughput)
         sp, rp = np.asarray(self.s_points), np.asarray(self.r_points)
@@ -187,7 +186,7 @@ class PowerCapCurve:
         flat = s1 == s0
         w = np.where(flat, 0.0, (s - s0) / np.where(flat, 1.0, s1 - s0))
         r = np.where(s <= s0, r0, r0 + w * (r1 - r0))
-        return float(r) if r.ndim == 0 else r
+        return _like(throughput, r)
 
     def for_node(self, gpu_share: float) -> "PowerCapCurve":
         """This GPU curve seen at the node: ``r_node = 1 - gpu_share * (1 - r_gpu)`` [-].
@@ -226,8 +225,14 @@ class PowerCapCurve:
     def energy_per_work(self, power_fraction):
         """Energy per unit of work relative to uncapped, ``r / s(r)`` [-]."""
         r = self._check(power_fraction, "power fraction", self.min_power_fraction)
-        out = r / np.interp(r, self.r_points, self.s_points)
-        return float(out) if out.ndim == 0 else out
+        return _like(power_fraction, r / np.interp(r, self.r_points, self.s_points))
+
+
+def _like(given, values: np.ndarray):
+    """``values`` in the form of ``given``: a float, a Series on its index, or an array."""
+    if isinstance(given, pd.Series):
+        return pd.Series(values, index=given.index, name=given.name)
+    return float(values) if values.ndim == 0 else values
 
 
 @lru_cache(maxsize=1)

@@ -175,6 +175,10 @@ def test_throughput_is_linear_between_points_and_the_inverse_round_trips():
     assert isinstance(s, np.ndarray) and s.shape == r.shape
     np.testing.assert_allclose(curve.power_fraction(s), r, rtol=0, atol=1e-12)
     assert isinstance(curve.throughput(0.9), float)
+    series = pd.Series([0.8, 0.9], index=pd.date_range("2026-01-01", periods=2, tz="UTC"))
+    out = curve.throughput(series)
+    assert isinstance(out, pd.Series) and out.index.equals(series.index)
+    assert out.iloc[1] == curve.throughput(0.9)
     np.testing.assert_allclose(curve.energy_per_work(r), r / s)
 
 
