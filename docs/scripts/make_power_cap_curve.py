@@ -133,7 +133,9 @@ def hlrs_curve(data: Path) -> dict:
             "r": round(run["mean_node_w"] / base["mean_node_w"], 4),
             "s": round(base["time_to_solution_s"] / run["time_to_solution_s"], 4),
             "status": "measured",
-            "source": f"HLRS Hawk 64-node HPL, {name} against hpl_uc ({what}); {LAST}",
+            "source": (f"HLRS Hawk 64-node HPL, {name} against hpl_uc ({what})"
+                       + ("" if run["end_observed"] else "; the file ends before the run does, "
+                          "so s is an upper bound") + f"; {LAST}"),
         })
     points.append({"r": 1.0, "s": 1.0, "status": "measured",
                    "source": f"HLRS Hawk 64-node HPL uncapped (hpl_uc); {LAST}"})
