@@ -8,7 +8,7 @@ The bundled curves (``aiload/facility/data/power_caps.json``, built from the sou
 ``docs/scripts/make_power_cap_curve.py``; the points, their sources and their status are in
 docs/flexibility.md, "Power caps: the data"):
 
-- ``"hpc-hpl"``: measured in the bundled-source data: 64 CPU nodes of HLRS Hawk running HPL
+- ``"hpc-hpl"``: measured (the shared LLNL LAST data, a subset in tests/data): 64 CPU nodes of HLRS Hawk running HPL
   uncapped, under a static and under a dynamic socket power limit (LLNL LAST data set, Patki et
   al., ICS 2025). A facility-level analogue, not a GPU.
 - ``"gpu-llm-training"``: measured on one NVIDIA A40 at NVML power limits of 100-300 W,
