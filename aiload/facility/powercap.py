@@ -8,9 +8,9 @@ The bundled curves (``aiload/facility/data/power_caps.json``, built from the sou
 ``docs/scripts/make_power_cap_curve.py``; the points, their sources and their status are in
 docs/flexibility.md, "Power caps: the data"):
 
-- ``"hpc-hpl"``: measured (the shared LLNL LAST data, a subset in tests/data): 64 CPU nodes of HLRS Hawk running HPL
-  uncapped, under a static and under a dynamic socket power limit (LLNL LAST data set, Patki et
-  al., ICS 2025). A facility-level analogue, not a GPU.
+- ``"hpc-hpl"``: measured: 64 CPU nodes of HLRS Hawk running HPL uncapped, under a static and
+  under a dynamic socket power limit (LLNL LAST data set, Patki et al., ICS 2025; the files are
+  in the shared data and in tests/data). A facility-level analogue, not a GPU.
 - ``"gpu-llm-training"``: measured on one NVIDIA A40 at NVML power limits of 100-300 W,
   BERT-base fine-tuning on SQuAD (Zeus power trace, You et al., NSDI 2023): a transformer,
   not an LLM at scale; GPU power.
