@@ -209,7 +209,7 @@ def check_limit_run(spec, limit, start: pd.Timestamp, freq_s: float, n_bins: int
     m, q = check_control_period(float(spec.flexibility.control_period_s), freq_s)
     n_periods = -(-n_bins * q // m)
     PowerLimit(limit, start, spec.flexibility.control_period_s, n_periods)
-    curve = cap_curve(spec.flexibility.power_cap.curve)
+    curve = cap_curve(spec)
     lowest = spec.flexibility.power_cap.min_power_fraction
     if lowest is not None and lowest < curve.min_power_fraction:
         raise InputError(

@@ -19,10 +19,19 @@ from aiload._suggest import suggest
 from aiload.errors import InputError
 
 __all__ = ["FlexibilitySpec", "BatteryLever", "InferenceLever", "PowerCapLever",
-           "DeferralLever", "LEVERS"]
+           "DeferralLever", "LEVERS", "GPU_SHARE", "GPU_SHARE_SOURCE"]
 
 #: the levers a merit order may name
 LEVERS = ("battery", "inference", "power_cap", "deferral")
+#: default share of a busy node's uncapped power its GPUs draw, by where the profiles are
+#: measured: of GPU + CPU power, and of the node's AC input
+GPU_SHARE = {"component": 0.88, "node-ac": 0.81}
+GPU_SHARE_SOURCE = (
+    "Harvard FASRC IPMI snapshot 2025-05-29 (hpc_sustainability_dataset, MIT), 4-GPU nodes "
+    "holygpu8a* drawing > 1.5 kW of GPU board power (71 nodes): median GPU / (GPU + CPU) power "
+    "0.88 (IQR 0.86-0.90); median GPU / node Sys Power 0.84, over the 3.5 % enclosure "
+    "conversion 0.81 of the AC input (readings not simultaneous; transferred to other "
+    "hardware)")
 
 
 @dataclass(frozen=True)
@@ -119,7 +128,13 @@ class PowerCapLever:
     curve : str
         Name of the power-cap curve.
     min_power_fraction : float, optional
-        Deepest cap used [-]; default: the curve's lowest measured cap.
+        Deepest cap used, as a node power fraction [-]; default: the curve's lowest measured
+        cap (seen at the node).
+    gpu_share : float, optional
+        A GPU curve (``power_scope="gpu"``) is seen at the node through
+        :meth:`~aiload.facility.powercap.PowerCapCurve.for_node`: the share of the node's
+        uncapped power (at the profiles' boundary) its GPUs draw [-]. Default
+        :data:`GPU_SHARE` for the fleet's boundary (:data:`GPU_SHARE_SOURCE`).
     step : float
         Cap levels are multiples of this fraction [-].
     response_s : float
@@ -129,6 +144,7 @@ class PowerCapLever:
 
     curve: str = "gpu-llm-training"
     min_power_fraction: float | None = None
+    gpu_share: float | None = None
     step: float = 0.05
     response_s: float = 5.0
     source: str = ("response 5 s: assumption (a GPU power limit set through NVML takes effect "
@@ -141,8 +157,21 @@ class PowerCapLever:
                              f"'gpu-llm-training', got {self.curve!r}.")
         check_number(self.min_power_fraction, "PowerCapLever.min_power_fraction", gt=0.0,
                      le=1.0, unit="-", optional=True)
+        check_number(self.gpu_share, "PowerCapLever.gpu_share", gt=0.0, le=1.0, unit="-",
+                     optional=True, hint="e.g. 0.88 when the GPUs draw 88 % of the node.")
         check_number(self.step, "PowerCapLever.step", gt=0.0, le=1.0, unit="-")
         check_number(self.response_s, "PowerCapLever.response_s", ge=0.0, unit="s")
+
+    def node_curve(self, measured_at: str):
+        """The curve at the node: a GPU curve through ``gpu_share`` (default by the fleet's
+        boundary ``measured_at``), a node curve as it is."""
+        from aiload.facility.powercap import power_cap_curve  # noqa: PLC0415
+
+        curve = power_cap_curve(self.curve)
+        if curve.power_scope == "gpu":
+            share = self.gpu_share if self.gpu_share is not None else GPU_SHARE[measured_at]
+            curve = curve.for_node(share)
+        return curve
 
 
 @dataclass(frozen=True)

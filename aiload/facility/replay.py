@@ -35,11 +35,9 @@ __all__ = ["Replay", "cap_curve"]
 PASSES = 4
 
 
-def cap_curve(name: str):
-    """The power-cap curve ``name`` (:func:`aiload.facility.powercap.power_cap_curve`)."""
-    from aiload.facility.powercap import power_cap_curve  # noqa: PLC0415
-
-    return power_cap_curve(name)
+def cap_curve(spec):
+    """The power-cap curve of ``spec``'s power-cap lever, seen at the node [-]."""
+    return spec.flexibility.power_cap.node_curve(spec.fleet.measured_at)
 
 
 class Replay:
@@ -81,7 +79,7 @@ class Replay:
         self._jobs(spec, out, freq_s)
         self.battery = Battery(self.flex.battery) if self.flex.battery is not None else None
         self.battery_kw = np.zeros(self.n_periods)
-        self.curve = cap_curve(self.flex.power_cap.curve)
+        self.curve = cap_curve(spec)
         lowest = self.flex.power_cap.min_power_fraction or self.curve.min_power_fraction
         self.r_min = max(float(lowest), float(self.curve.min_power_fraction))
         self.r = 1.0

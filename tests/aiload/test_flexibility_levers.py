@@ -53,8 +53,10 @@ def test_no_limit_is_the_open_loop_run_and_a_limit_that_never_binds_changes_noth
 
 @pytest.mark.parametrize("point", [0, 2, 5])
 def test_a_capped_job_stretches_and_draws_as_the_curve_says(point):
-    curve = power_cap_curve("gpu-llm-training")
-    r, s = float(curve.points["r"][point]), float(curve.points["s"][point])
+    # the GPU curve seen at a node whose GPUs draw 88 % of its GPU + CPU power
+    gpu = power_cap_curve("gpu-llm-training")
+    r = 1.0 - 0.88 * (1.0 - float(gpu.points["r"][point]))
+    s = float(gpu.points["s"][point])
     flex = FlexibilitySpec(merit_order=("power_cap",),
                            power_cap=PowerCapLever(min_power_fraction=r))
     spec = one_job(duration_s=3600.0, flex=flex)
@@ -215,4 +217,4 @@ def test_unknown_deferrable_stream_and_a_cap_below_the_data_are_refused():
     with pytest.raises(InputError, match=r"unknown stream\(s\) \['t'\]"):
         run(one_job(flex=FlexibilitySpec(deferrable_streams=("t",))), 5.0)
     with pytest.raises(InputError, match="below the lowest cap"):
-        run(one_job(flex=FlexibilitySpec(power_cap=PowerCapLever(min_power_fraction=0.1))), 5.0)
+        run(one_job(flex=FlexibilitySpec(power_cap=PowerCapLever(min_power_fraction=0.3))), 5.0)
