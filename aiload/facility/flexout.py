@@ -185,7 +185,8 @@ def assemble(rep, frame: pd.DataFrame, jobs: pd.DataFrame, start: pd.Timestamp,
         "jobs_paused_at_end": len(rep.paused),
         "power_cap_curve": rep.curve.name, "power_cap_source": rep.curve.source,
         "power_cap_min_fraction": rep.r_min,
-        "response_s": {lv: rep.flex.response_s(lv) for lv in rep.order},
+        "response_s": {lv: rep.flex.response_s(lv) for lv in rep.order
+                       if getattr(rep.flex, lv) is not None},
         "inference_capacity_per_s": [it["c"] for it in rep.services.items],
         "lever_sources": {lv: getattr(rep.flex, lv).source for lv in rep.order
                           if getattr(rep.flex, lv) is not None},
