@@ -78,6 +78,7 @@ def _tighten(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
             for _ in range(PASSES):
                 if rep.r <= rep.r_min:
                     break
+                rep.plans.flush()
                 jobs_w = rep.jobs_w_ol[a:b] + rep.plans.d_job_w[a:b]
                 need_w = (rep.project(a, b) - bat - limit) / rep.gain(a, b)
                 share = float(np.max(need_w / np.maximum(jobs_w, 1.0)))
@@ -152,6 +153,7 @@ def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
                 rep.hold = False
         elif lever == "power_cap" and rep.r < 1.0:
             for _ in range(PASSES):
+                rep.plans.flush()
                 jobs_w = rep.jobs_w_ol[a:b] + rep.plans.d_job_w[a:b]
                 room_w = (limit - margin - rep.project(a, b)) / rep.gain(a, b)
                 share = float(np.min(room_w / np.maximum(jobs_w, 1.0)))
@@ -185,7 +187,7 @@ def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float) -> None:
     room_w = math.inf
     if math.isfinite(limit):
         room_w = (limit - margin - float(rep.project(a, b).max())) / rep.gain(a, b)
-    smallest = float(rep.plans.nodes[list(rep.waiting)].min())
+    smallest = rep.smallest_job_nodes
     kept = []
     while rep.waiting:
         j = rep.waiting.popleft()
@@ -279,8 +281,8 @@ def _period(rep: Replay, k: int) -> None:
     rep.services.begin()
     if not rep.services.neutral:
         rep.services.walk(a, b)
-    proj = rep.project(a, b)
-    excess = float(proj.max()) - limit
+    # without a limit nothing needs the projection (every lever is released)
+    excess = float(rep.project(a, b).max()) - limit if math.isfinite(limit) else -math.inf
     if excess > 0 and rep.event is None:
         rep.event = {"k0": k, "start_s": t, "levers": set()}
     if excess > 0:
@@ -297,7 +299,8 @@ def _period(rep: Replay, k: int) -> None:
                             rep.battery.soc if rep.battery is not None else math.inf)
         # an event lasts while the open-loop demand is above the limit or a lever acts
         if excess <= 0 and bat <= 0 and not rep.paused and rep.r >= 1.0 \
-                and rep.services.neutral and float(rep.fac_ol[a:b].max()) <= limit:
+                and rep.services.neutral and (not math.isfinite(limit)
+                                              or float(rep.fac_ol[a:b].max()) <= limit):
             ev["k1"] = k
             rep.events.append(ev)
             rep.event = None

@@ -35,6 +35,7 @@ def _down(values: np.ndarray, q: int, how: str = "mean") -> np.ndarray:
 
 def _power(rep, frame: pd.DataFrame, freq_s: float) -> tuple[pd.DataFrame, np.ndarray]:
     q, pl, sv, ov = rep.q, rep.plans, rep.services, rep.spec.overheads
+    pl.flush()
     d_p = _down(pl.d_job_w - rep.idle_w * pl.d_busy + sv.d_w, q)
     d_b = _down(pl.d_busy + sv.d_busy, q)
     bat = _down(np.repeat(rep.battery_kw, rep.m)[: rep.n], q)
@@ -69,8 +70,8 @@ def _power(rep, frame: pd.DataFrame, freq_s: float) -> tuple[pd.DataFrame, np.nd
 def _deficit_node_s(rep, t: float, jobs: list[int]) -> float:
     """Work behind the open-loop run at ``t``, summed over ``jobs`` [node·s]."""
     pl = rep.plans
-    return sum(pl.nodes[j] * (float(np.clip(t - pl.ol_start[j], 0.0, pl.dur[j]))
-                              - pl.progress_s(j, t)) for j in jobs)
+    return sum(float(pl.nodes[j]) * (min(max(t - float(pl.ol_start[j]), 0.0), float(pl.dur[j]))
+                                     - pl.progress_s(j, t)) for j in jobs)
 
 
 def _events(rep, power: pd.DataFrame, start: pd.Timestamp, freq_s: float) -> pd.DataFrame:

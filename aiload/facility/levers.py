@@ -15,11 +15,30 @@ import math
 
 import numpy as np
 
-from aiload.facility.curves import CumulativeEnergy
+from aiload.facility.curves import CumulativeEnergy, job_energy_at_edges
 
 __all__ = ["JobPlans", "Battery"]
 
 RUN, BOX = 0, 1
+
+
+def _energy_at(curve: CumulativeEnergy, tau: np.ndarray) -> np.ndarray:
+    """``curve(tau)`` for ``0 <= tau <= duration`` [J]: the same arithmetic as
+    :meth:`CumulativeEnergy.__call__` without its clip (a no-op here), for short arrays."""
+    step = curve.knots_s[1]
+    period = curve.knots_s[-1]
+    e = curve.energy_j
+    last = len(e) - 2
+    if curve.duration_s > period:
+        cycles = np.floor(tau / period)
+        pos = (tau - cycles * period) / step
+        k = pos.astype(np.int64)
+        np.minimum(k, last, out=k)
+        return cycles * e[-1] + e[k] + (pos - k) * (e[k + 1] - e[k])
+    pos = tau / step
+    k = pos.astype(np.int64)
+    np.minimum(k, last, out=k)
+    return e[k] + (pos - k) * curve.slope_j[k]
 
 
 class JobPlans:
@@ -62,6 +81,9 @@ class JobPlans:
         self.plans: dict[int, list[list]] = {}
         self.first_touch: dict[int, float] = {}  # job -> when a lever first changed it [s]
         self.overhead_node_s = 0.0
+        # whole uncapped runs whose energy is added later, many at once (:meth:`flush`):
+        # (curve, start [s], signed nodes)
+        self.pending: list[tuple] = []
 
     # -- pieces ------------------------------------------------------------------------------
     def _apply(self, job: int, pc: list, t_from: float, sign: float) -> None:
@@ -87,18 +109,52 @@ class JobPlans:
         if k1 <= k0:
             return
         edges = np.arange(k0, k1 + 1, dtype=np.float64) * h
-        busy = np.diff(np.clip(edges, lo, max(hi, lo))) / h * self.nodes[job]
-        if kind == RUN:
-            inside = np.clip(edges, lo_e, max(hi_e, lo_e))
-            prog = np.clip(p0 + speed * (inside - origin), p0, self.dur[job])
-            energy = np.diff(self.curve_of(job)(prog)) * (self.nodes[job] * ratio / speed)
-            power = energy / h
+        nodes = self.nodes[job]
+        inside = np.maximum(edges, lo)
+        np.minimum(inside, max(hi, lo), out=inside)
+        busy = (inside[1:] - inside[:-1]) * (nodes / h)
+        if kind == RUN and p0 == 0.0 and speed == 1.0 and ratio == 1.0 and stop == math.inf \
+                and t_from <= origin and origin >= 0.0:
+            # a whole run at full speed (a start moved): its energy goes with the batch
+            self.pending.append((self.curve_of(job), origin, sign * nodes))
+        elif kind == RUN:
+            prog = np.maximum(edges, lo_e)
+            np.minimum(prog, max(hi_e, lo_e), out=prog)
+            prog -= origin
+            prog *= speed
+            prog += p0
+            np.minimum(prog, self.dur[job], out=prog)
+            np.maximum(prog, p0, out=prog)
+            energy = _energy_at(self.curve_of(job), prog)
+            power = (energy[1:] - energy[:-1]) * (nodes * ratio / speed / h)
             self.d_job_w[k0:k1] += sign * power
             if ratio < 1.0:
                 self.cap_saved_w[k0:k1] += sign * power * (1.0 / ratio - 1.0)
         else:
             self.d_job_w[k0:k1] += sign * busy * pc[4]
         self.d_busy[k0:k1] += sign * busy
+
+    def flush(self) -> None:
+        """Add the energy of the pending whole runs to ``d_job_w`` (curve by curve, over the
+        span of their runs only)."""
+        if not self.pending:
+            return
+        groups: dict[int, list] = {}
+        for curve, start, weight in self.pending:
+            groups.setdefault(id(curve), [curve, [], []])
+            groups[id(curve)][1].append(start)
+            groups[id(curve)][2].append(weight)
+        self.pending = []
+        h = self.h
+        for curve, starts, weights in groups.values():
+            starts = np.asarray(starts)
+            k0 = int(starts.min() // h)
+            k1 = min(self.n, int(math.ceil((starts.max() + curve.duration_s) / h)))
+            if k1 <= k0:
+                continue
+            edges = np.arange(k0, k1 + 1, dtype=np.float64) * h
+            cum = job_energy_at_edges(edges, starts, np.asarray(weights), curve)
+            self.d_job_w[k0:k1] += (cum[1:] - cum[:-1]) / h
 
     def touched(self, job: int) -> bool:
         return job in self.plans
@@ -107,7 +163,7 @@ class JobPlans:
         """Work done by ``t`` [s of open-loop run time]."""
         pieces = self.plans.get(job)
         if pieces is None:
-            return float(np.clip(t - self.ol_start[job], 0.0, self.dur[job]))
+            return min(max(t - float(self.ol_start[job]), 0.0), float(self.dur[job]))
         p = 0.0
         for pc in pieces:
             if pc[0] == RUN and pc[1] <= t:

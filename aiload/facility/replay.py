@@ -124,6 +124,7 @@ class Replay:
         self.start_sorted = start_s[self.by_start]
         self.ol_end = np.where(ok, start_s + jobs.duration_s, -np.inf)
         self.ptr = int(np.searchsorted(self.start_sorted, 0.0, side="left"))
+        self.smallest_job_nodes = float(jobs.nodes.min()) if len(jobs) else 0.0
         self.mean_w = np.zeros(len(jobs))  # per node, filled when a job is first touched
         self.running_touched: set[int] = set()
 
@@ -165,6 +166,7 @@ class Replay:
     def it_kw(self, a: int, b: int) -> np.ndarray:
         """IT power of steps ``a … b − 1`` with the plans so far [kW]."""
         pl, sv = self.plans, self.services
+        pl.flush()
         return self.it_ol[a:b] + self.c_p * (pl.d_job_w[a:b] - self.idle_w * pl.d_busy[a:b]
                                              + sv.d_w[a:b]) \
             + self.c_b * (pl.d_busy[a:b] + sv.d_busy[a:b])
