@@ -36,9 +36,9 @@ class Schedule:
         Discrete events of the simulation [-]: one per arrival and one per job end within
         the horizon.
     simpy_events : int
-        Of these, the ones processed as SimPy timeouts [-]: every arrival, and a job end only
-        while jobs wait in the queue (an end with nobody waiting changes nothing but the free
-        node count, which the next event settles arithmetically).
+        Of these, the ones processed as SimPy timeouts [-]: every arrival. Job ends are
+        settled arithmetically, in order, at the next SimPy event (see
+        :func:`schedule_jobs`).
     """
 
     start_s: np.ndarray
@@ -78,11 +78,26 @@ def schedule_jobs(
 
     Notes
     -----
-    Every arrival is a SimPy timeout. A job end is one only while the queue is not empty:
-    with nobody waiting an end just returns nodes, so the ends up to ``now`` are released
-    at the start of the next event instead (``running`` is sorted by end time). When a job
-    has to wait, a wake-up is scheduled at the earliest running end (and again after each
-    end while the queue stays non-empty), so queued jobs start at exactly the same times.
+    The rules. Events are arrivals and job ends; at equal times ends go first, equal ends
+    in launch order. At each end while jobs wait, and at an arrival that finds jobs waiting
+    and a job ended since the last pass, a *pass* starts the queue's head while it fits,
+    then (with backfilling) reserves the head's start: walking the running jobs by end time
+    (equal ends by size), the shadow time is the end at which enough nodes are free, and the
+    nodes then left over are spare. Of the next :data:`BACKFILL_DEPTH` queued jobs (as they
+    stand when the pass begins), each that fits now starts if it ends by the shadow time or
+    fits the spare nodes (which it then uses up). An arrival that finds jobs waiting and no
+    end since the last pass is checked alone against that pass's reservation (it starts
+    if it is within the depth, fits and ends by the shadow time or fits the spare nodes;
+    otherwise it queues). An arrival that finds nobody waiting starts if it fits.
+
+    How it runs. Every arrival is a SimPy timeout; its callback first settles, in order and
+    each at its own time, the job ends up to its clock, then handles the arrival. A job end
+    is arithmetic (``running`` is sorted by end time): an end that frees nodes while jobs
+    wait gets its pass at its own end time, exactly as an end event would have. Checkpoints
+    and the horizon settle the ends before them in the same way. While a pass has found that
+    no waiting job can start before the shadow time (no spare nodes for the smallest job,
+    no job short enough), the ends before that time only return nodes: their passes would
+    start nothing and leave the reservation as it is.
     """
     if on_checkpoint is not None and not callable(on_checkpoint):
         raise TypeError(f"on_checkpoint: expected a function (time_s, starts), got "
@@ -92,92 +107,76 @@ def schedule_jobs(
     if n_jobs and arrival_s[0] < origin_s:
         raise ValueError(f"schedule_jobs: the first arrival ({arrival_s[0]} s) is before "
                          f"origin_s = {origin_s} s; start the simulation at or before it.")
-    starts = [np.inf] * n_jobs  # a list: item assignment is cheaper than on an ndarray
+    inf = np.inf
+    starts = [inf] * n_jobs  # a list: item assignment is cheaper than on an ndarray
     arr = arrival_s.tolist()
     size = nodes.tolist()
     dur = duration_s.tolist()
+    depth = BACKFILL_DEPTH
     queue: deque[int] = deque()
-    # (end, nodes, job, seq) sorted: the backfill pass walks equal ends by size
+    # (end, nodes, job, seq) sorted: the shadow walk takes equal ends by size
     running: list[tuple[float, int, int, int]] = []
-    seq = itertools.count()  # launch order: the order of equal ends' SimPy events
+    seq = itertools.count().__next__  # launch order: the order of equal ends
     free = int(capacity_nodes)
     min_size = min(size) if size else 1  # no job fits in fewer free nodes: skip the pass
     min_dur = min(dur) if dur else 0.0  # no job ends sooner
-    # the last backfill pass's reservation for the head job: still valid until a job ends
-    bf_valid, bf_shadow, bf_extra = False, np.inf, 0
-    wake_at = np.inf  # earliest pending wake-up (only while the queue is not empty)
-    # no job can start before this time (set by a backfill pass that could start nothing: the
-    # ends before the head's shadow time change nothing, so they need no wake-up of their own)
-    hold_until = -np.inf
-    wakeups = 0
-    clock = None  # during a wake-up: the exact end time it stands for [s]
+    # the last pass's reservation for the head job: valid until a job ends
+    bf_valid, bf_shadow, bf_extra = False, inf, 0
+    # while jobs wait, none can start before this time (a pass found nothing could start
+    # before the head's shadow time: the ends before it need no pass of their own)
+    hold_until = -inf
     timeout = env.timeout
     insort = bisect.insort
 
-    def release(now: float) -> None:
-        """Return the nodes of every job ended by ``now``, one by one in SimPy's order."""
-        nonlocal free, bf_valid
-        while running and running[0][0] <= now:
-            k, end = 0, running[0][0]
+    def settle(until: float, before: bool = False) -> None:
+        """Return the nodes of every job ended by ``until`` (before it, with ``before``) in
+        order, each end with its own pass at its own time while jobs wait."""
+        nonlocal free
+        while running:
+            first = running[0]
+            end = first[0]
+            if end > until or (before and end == until):
+                return
             if len(running) > 1 and running[1][0] == end:
                 # equal ends go in launch order (``seq``), as their timeouts would have
-                ties = itertools.takewhile(lambda r: r[0] == end, running)
-                k = min(enumerate(ties), key=lambda kr: kr[1][3])[0]
-            free += running.pop(k)[1]
-            bf_valid = False
-            if queue:
-                # each end gets its own pass, as an end event would: with backfilling,
-                # one pass per end and one pass after several can start different jobs
-                dispatch()
+                k, i, last = 0, 1, len(running)
+                while i < last and running[i][0] == end:
+                    if running[i][3] < running[k][3]:
+                        k = i
+                    i += 1
+                first = running.pop(k)
+            else:
+                del running[0]
+            free += first[1]
+            if queue and end >= hold_until:
+                dispatch(end)
 
-    def arm(now: float) -> None:
-        """Make sure a wake-up is pending at the earliest running end (queue not empty)."""
-        nonlocal wake_at
-        if running:
-            end = running[0][0]
-            if hold_until > end:
-                end = hold_until  # a running end (the head's shadow time)
-            if end < wake_at and end < horizon_s:
-                wake_at = end
-                # the end time rides along as the value: now + (end - now) may miss it by an
-                # ulp, and the original end event's clock read exactly ``end``
-                timeout(end - now, end).callbacks.append(on_wake)
-
-    def on_wake(event) -> None:
-        nonlocal wake_at, wakeups, clock
-        wakeups += 1
-        now = clock = event.value
-        if now >= wake_at:
-            wake_at = np.inf
-        release(now)
-        if queue:
-            arm(now)
-        clock = None
-
-    def launch(job: int) -> None:
+    def launch(job: int, now: float) -> None:
         nonlocal free
-        now = env.now if clock is None else clock
         starts[job] = now
         free -= size[job]
-        insort(running, (now + dur[job], size[job], job, next(seq)))
+        insort(running, (now + dur[job], size[job], job, seq()))
 
-    def dispatch() -> None:
-        nonlocal bf_valid, bf_shadow, bf_extra, hold_until
+    def dispatch(now: float) -> None:
+        """A pass at ``now``: the head while it fits, then the backfill reservation."""
+        nonlocal free, bf_valid, bf_shadow, bf_extra, hold_until
         bf_valid = False
-        hold_until = -np.inf
+        hold_until = -inf
         while queue and size[queue[0]] <= free:
-            launch(queue.popleft())
+            job = queue.popleft()  # launch() inlined: most passes only start the head
+            starts[job] = now
+            free -= size[job]
+            insort(running, (now + dur[job], size[job], job, seq()))
         if not (backfill and len(queue) > 1 and free >= min_size):
-            return
+            return  # no reservation: nothing else fits (or one job waits, or no backfill)
         head = size[queue[0]]
-        avail, shadow = free, np.inf
+        avail, shadow = free, inf
         for end, n, _, _ in running:
             avail += n
             if avail >= head:
                 shadow = end
                 break
         extra = avail - head  # nodes still spare at the shadow time
-        now = env.now if clock is None else clock
         if extra < min_size and now + min_dur > shadow:
             # no queued job fits the spare nodes or ends before the shadow time: the pass
             # would start nothing (common while the facility is saturated), and neither would
@@ -185,7 +184,7 @@ def schedule_jobs(
             # job short enough), nor a newcomer: nothing can start before the shadow time
             bf_valid, bf_shadow, bf_extra, hold_until = True, shadow, extra, shadow
             return
-        for job in list(itertools.islice(queue, 1, BACKFILL_DEPTH + 1)):
+        for job in list(itertools.islice(queue, 1, depth + 1)):
             if free < min_size:
                 break
             n = size[job]
@@ -193,59 +192,68 @@ def schedule_jobs(
                 continue
             if now + dur[job] <= shadow:
                 queue.remove(job)
-                launch(job)
+                launch(job, now)
             elif n <= extra:
                 extra -= n
                 queue.remove(job)
-                launch(job)
+                launch(job, now)
         bf_valid, bf_shadow, bf_extra = True, shadow, extra
 
     # arrivals chain themselves through callbacks: cheaper than a generator process per event
-    def on_arrival(event) -> None:
-        nonlocal bf_extra, free
-        job = event.value
-        n = size[job]
+    def on_arrival(_event) -> None:
+        nonlocal bf_extra, free, job
         now = env.now
         if running and running[0][0] <= now:
-            release(now)
-        if not queue and n <= free:
-            # fast path (most arrivals below saturation): launch() inlined
-            starts[job] = now
-            free -= n
-            insort(running, (now + dur[job], n, job, next(seq)))
-        else:
-            if bf_valid and queue:
-                # nothing ended since the last backfill pass, so only the newcomer can change
-                # the outcome, and the head's reservation still holds (every job started
-                # since then ends before it or uses only spare nodes)
-                if n <= free and len(queue) <= BACKFILL_DEPTH and now + dur[job] <= bf_shadow:
-                    launch(job)
-                elif n <= free and len(queue) <= BACKFILL_DEPTH and n <= bf_extra:
+            settle(now)
+        n = size[job]
+        if queue:
+            if bf_valid:
+                # nothing ended since the last pass: the newcomer alone is checked against
+                # that pass's reservation (still valid: every job started since then ends
+                # before the shadow time or uses only spare nodes)
+                if n > free or len(queue) > depth:
+                    queue.append(job)
+                elif now + dur[job] <= bf_shadow:
+                    launch(job, now)
+                elif n <= bf_extra:
                     bf_extra -= n
-                    launch(job)
+                    launch(job, now)
                 else:
                     queue.append(job)
+            elif free < min_size:
+                queue.append(job)  # the pass would start nothing: no job fits
             else:
                 queue.append(job)
-                dispatch()
-            if queue:
-                arm(now)
+                dispatch(now)
+        elif n <= free:
+            # nobody waits and it fits (most arrivals below saturation): launch() inlined
+            starts[job] = now
+            free -= n
+            insort(running, (now + dur[job], n, job, seq()))
+        else:
+            queue.append(job)
+            dispatch(now)
         job += 1
         if job < n_jobs:
-            timeout(arr[job] - now, job).callbacks.append(on_arrival)
+            timeout(arr[job] - now).callbacks.append(on_arrival)
 
+    job = 0  # the next arrival (arrivals come in order)
     if n_jobs:
-        timeout(arr[0] - env.now, 0).callbacks.append(on_arrival)
+        timeout(arr[0] - env.now).callbacks.append(on_arrival)
     if on_checkpoint is not None:
+        def at_checkpoint(event) -> None:
+            settle(event.value)
+            on_checkpoint(event.value, starts)
+
         for at_s in checkpoints_s:
             if 0.0 <= at_s < horizon_s:
-                timeout(at_s - env.now, at_s).callbacks.append(
-                    lambda event: on_checkpoint(event.value, starts))
+                timeout(at_s - env.now, at_s).callbacks.append(at_checkpoint)
     env.run(until=horizon_s)
+    settle(horizon_s, before=True)  # ends after the last arrival, before the horizon
     start_s = np.asarray(starts, dtype=np.float64)
     arrivals = int(np.count_nonzero(arrival_s < horizon_s))
     events = arrivals + int(np.count_nonzero(start_s + duration_s < horizon_s))
-    return Schedule(start_s=start_s, events=events, simpy_events=arrivals + wakeups)
+    return Schedule(start_s=start_s, events=events, simpy_events=arrivals)
 
 
 def autoscale(
