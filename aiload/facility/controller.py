@@ -103,10 +103,19 @@ def _pause(rep: Replay, a: int, b: int, t: float, limit: float) -> bool:
     lever = rep.flex.deferral
     shift = int(math.ceil(lever.checkpoint_s / rep.h - 1e-9))
     a2, b2 = min(rep.n - 1, a + shift), min(rep.n, b + shift)
-    need = float(rep.project(a2, b2).max()) - limit
+    excess = rep.project(a2, b2) - limit
+    g = rep.gain(a2, b2)
+    order = rep.order
+    if "power_cap" in order and order.index("power_cap") < order.index("deferral") \
+            and _available(rep, "power_cap", t) and rep.r > rep.r_min:
+        # what deeper caps could still take off: deferral only for the rest
+        rep.plans.flush()
+        jobs_w = rep.jobs_w_ol[a2:b2] + rep.plans.d_job_w[a2:b2]
+        excess = excess - g * (1.0 - rep.r_min / rep.r) * jobs_w
+    need = float(excess.max())
     if need <= 0:
-        return False  # the checkpoints already under way are enough
-    need_w = need / rep.gain(a2, b2)
+        return False  # the checkpoints under way and the caps are enough
+    need_w = need / g
     cands = [j for j in rep.running(t) if rep.deferrable[j]]
     cands.sort(key=lambda j: -rep.plans.nodes[j] * rep._mean_w(j))
     got = 0.0
@@ -272,6 +281,7 @@ def run(rep: Replay) -> None:
 
 
 def _period(rep: Replay, k: int) -> None:
+    rep.k = k
     a, b = k * rep.m, min(rep.n, (k + 1) * rep.m)
     t = a * rep.h
     limit = rep.limit.at(k, lambda: rep.state(k))
@@ -289,6 +299,20 @@ def _period(rep: Replay, k: int) -> None:
         bat = _tighten(rep, k, a, b, t, limit)
     else:
         bat = _release(rep, k, a, b, t, limit)
+    if rep.event is not None and "deferral" in rep.order and _available(rep, "deferral", t):
+        # look ahead: a pause acts only after its checkpoint, so pause now for an excess
+        # the earlier levers will not cover then
+        ahead = bat if bat > 0 else 0.0
+        if rep.battery is not None and "battery" in rep.order and \
+                rep.order.index("battery") < rep.order.index("deferral"):
+            ahead = rep.battery.max_discharge_kw(rep.period_s)
+        later = limit
+        if rep.limit.values is not None:
+            # a scheduled limit is known ahead: the one in force when the checkpoint is done
+            shift = int(math.ceil(rep.flex.deferral.checkpoint_s / rep.period_s - 1e-9))
+            later = float(rep.limit.values[min(rep.n_periods - 1, rep.k + shift)])
+        if math.isfinite(later) and _pause(rep, a, b, t, later + ahead):
+            rep.event["levers"].add("deferral")
     _start_waiting(rep, a, b, t, limit)
     if rep.battery is not None and bat:
         rep.battery.step(bat, (b - a) * rep.h)
