@@ -22,6 +22,7 @@ import math
 
 import numpy as np
 
+from aiload.facility.engine import BACKFILL_DEPTH
 from aiload.facility.replay import PASSES, Replay
 
 __all__ = ["run"]
@@ -198,9 +199,12 @@ def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float) -> None:
         room_w = (limit - margin - float(rep.project(a, b).max())) / rep.gain(a, b)
     smallest = rep.smallest_job_nodes
     kept = []
+    looked = 0
     while rep.waiting:
         j = rep.waiting.popleft()
-        if free < smallest - 1e-9 or room_w <= 0:
+        looked += 1
+        # as the engine's backfill, only the first jobs of a long queue are looked at
+        if free < smallest - 1e-9 or room_w <= 0 or looked > BACKFILL_DEPTH + 1:
             kept.append(j)
             kept.extend(rep.waiting)
             rep.waiting.clear()

@@ -78,7 +78,10 @@ def _events(rep, power: pd.DataFrame, start: pd.Timestamp, freq_s: float) -> pd.
     events = list(rep.events)
     if rep.event is not None:
         events.append({**rep.event, "k1": rep.n_periods})
-    touched = list(rep.plans.plans)
+    touched = np.fromiter(rep.plans.plans, dtype=np.int64, count=len(rep.plans.plans))
+    first = np.array([rep.plans.first_touch[j] for j in touched])
+    last = np.array([max(rep.plans.end_s(j), rep.plans.ol_start[j] + rep.plans.dur[j])
+                     for j in touched])
     fac = power["facility_kw"].to_numpy()
     curtailed = power["curtailed_kw"].to_numpy()
     limit = power["limit_kw"].to_numpy()
@@ -111,7 +114,9 @@ def _events(rep, power: pd.DataFrame, start: pd.Timestamp, freq_s: float) -> pd.
         respond = math.ceil(respond / rep.period_s - 1e-9) * rep.period_s
         i_resp = min(i1, -(-int(round((t0 + respond) / freq_s * 1e6)) // 1_000_000))
         over = fac[i_resp:i1] - limit[i_resp:i1]
-        first_touch = [j for j in touched if t0 <= rep.plans.first_touch[j] < t1]
+        # a job's work differs from the open loop's only from its first change to its end
+        live = touched[(first < t1) & (last > t0)].tolist()
+        first_touch = touched[(first >= t0) & (first < t1)].tolist()
         delays = [rep.plans.end_s(j) - (rep.plans.ol_start[j] + rep.plans.dur[j])
                   for j in first_touch]
         ol_peak = rep.fac_ol[s0:s1]
@@ -122,8 +127,8 @@ def _events(rep, power: pd.DataFrame, start: pd.Timestamp, freq_s: float) -> pd.
             "excess_kw": float(np.max(ol_peak - lim_h)),
             "battery_kw": bat_kw, "inference_kw": inf_kw, "power_cap_kw": cap_kw,
             "deferral_kw": defer_kw, "response_s": float(respond),
-            "deferred_node_h": (_deficit_node_s(rep, t1, touched)
-                                - _deficit_node_s(rep, t0, touched)) / 3600.0,
+            "deferred_node_h": (_deficit_node_s(rep, t1, live)
+                                - _deficit_node_s(rep, t0, live)) / 3600.0,
             "job_delay_h": float(sum(d for d in delays if math.isfinite(d))) / 3600.0,
             "queued_requests": float(rep.services.queued_requests[s0:s1].sum()),
             "unserved_requests": float(rep.services.unserved_requests[s0:s1].sum()),

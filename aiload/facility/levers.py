@@ -20,6 +20,8 @@ from aiload.facility.curves import CumulativeEnergy, job_energy_at_edges
 __all__ = ["JobPlans", "Battery"]
 
 RUN, BOX = 0, 1
+#: pending runs of one curve added one by one below this count, else in one batch
+FLUSH_ONE_BY_ONE = 8
 
 
 def _energy_at(curve: CumulativeEnergy, tau: np.ndarray) -> np.ndarray:
@@ -108,16 +110,13 @@ class JobPlans:
         k1 = min(self.n, int(math.ceil(last / h)))
         if k1 <= k0:
             return
-        edges = np.arange(k0, k1 + 1, dtype=np.float64) * h
-        nodes = self.nodes[job]
-        inside = np.maximum(edges, lo)
-        np.minimum(inside, max(hi, lo), out=inside)
-        busy = (inside[1:] - inside[:-1]) * (nodes / h)
+        nodes = float(self.nodes[job])
         if kind == RUN and p0 == 0.0 and speed == 1.0 and ratio == 1.0 and stop == math.inf \
                 and t_from <= origin and origin >= 0.0:
             # a whole run at full speed (a start moved): its energy goes with the batch
             self.pending.append((self.curve_of(job), origin, sign * nodes))
         elif kind == RUN:
+            edges = np.arange(k0, k1 + 1, dtype=np.float64) * h
             prog = np.maximum(edges, lo_e)
             np.minimum(prog, max(hi_e, lo_e), out=prog)
             prog -= origin
@@ -131,8 +130,25 @@ class JobPlans:
             if ratio < 1.0:
                 self.cap_saved_w[k0:k1] += sign * power * (1.0 / ratio - 1.0)
         else:
-            self.d_job_w[k0:k1] += sign * busy * pc[4]
-        self.d_busy[k0:k1] += sign * busy
+            self._box(self.d_job_w, lo, hi, sign * nodes * pc[4])
+        self._box(self.d_busy, lo, hi, sign * nodes)
+
+    def _box(self, out: np.ndarray, lo: float, hi: float, value: float) -> None:
+        """Add ``value`` over ``[lo, hi)`` to the step means ``out`` (partial steps pro rata)."""
+        if hi <= lo:
+            return
+        h = self.h
+        k0 = int(lo // h)
+        k1 = min(self.n, int(math.ceil(hi / h)))
+        if k1 <= k0:
+            return
+        if k1 - k0 == 1:
+            out[k0] += value * (hi - lo) / h
+            return
+        out[k0:k1] += value
+        out[k0] -= value * (lo - k0 * h) / h
+        if hi < k1 * h:
+            out[k1 - 1] -= value * (k1 * h - hi) / h
 
     def flush(self) -> None:
         """Add the energy of the pending whole runs to ``d_job_w`` (curve by curve, over the
@@ -147,6 +163,10 @@ class JobPlans:
         self.pending = []
         h = self.h
         for curve, starts, weights in groups.values():
+            if len(starts) <= FLUSH_ONE_BY_ONE:
+                for start, weight in zip(starts, weights):
+                    self._add_run(curve, start, weight)
+                continue
             starts = np.asarray(starts)
             k0 = int(starts.min() // h)
             k1 = min(self.n, int(math.ceil((starts.max() + curve.duration_s) / h)))
@@ -155,6 +175,20 @@ class JobPlans:
             edges = np.arange(k0, k1 + 1, dtype=np.float64) * h
             cum = job_energy_at_edges(edges, starts, np.asarray(weights), curve)
             self.d_job_w[k0:k1] += (cum[1:] - cum[:-1]) / h
+
+    def _add_run(self, curve: CumulativeEnergy, start: float, weight: float) -> None:
+        """One whole run's energy from ``start`` [s], times ``weight`` [nodes]."""
+        h = self.h
+        k0 = int(start // h)
+        k1 = min(self.n, int(math.ceil((start + curve.duration_s) / h)))
+        if k1 <= k0:
+            return
+        tau = np.arange(k0, k1 + 1, dtype=np.float64) * h
+        tau -= start
+        np.maximum(tau, 0.0, out=tau)
+        np.minimum(tau, curve.duration_s, out=tau)
+        energy = _energy_at(curve, tau)
+        self.d_job_w[k0:k1] += (energy[1:] - energy[:-1]) * (weight / h)
 
     def touched(self, job: int) -> bool:
         return job in self.plans

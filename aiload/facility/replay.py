@@ -125,14 +125,18 @@ class Replay:
         self.ol_end = np.where(ok, start_s + jobs.duration_s, -np.inf)
         self.ptr = int(np.searchsorted(self.start_sorted, 0.0, side="left"))
         self.smallest_job_nodes = float(jobs.nodes.min()) if len(jobs) else 0.0
-        self.mean_w = np.zeros(len(jobs))  # per node, filled when a job is first touched
+        self.mean_w: dict[int, float] = {}  # per node [W], filled when first asked for
+        self._speeds: dict[float, float] = {}
         self.running_touched: set[int] = set()
 
     def _mean_w(self, j: int) -> float:
-        if not self.mean_w[j]:
+        """Mean profile power of job ``j`` per node [W]."""
+        got = self.mean_w.get(j)
+        if got is None:
             c = self.curve_of(j)
-            self.mean_w[j] = c.total_j / c.duration_s
-        return float(self.mean_w[j])
+            got = self.mean_w[j] = float(c.energy_j[-1] / c.knots_s[-1]) \
+                if c.duration_s == c.knots_s[-1] else c.total_j / c.duration_s
+        return got
 
     def running(self, t: float) -> list[int]:
         """Jobs running at ``t`` (progress going on, not in a checkpoint or restart)."""
@@ -150,7 +154,11 @@ class Replay:
         return out
 
     def speed(self, r: float) -> float:
-        return 1.0 if r >= 1.0 else float(self.curve.throughput(r))
+        """Relative throughput at node power fraction ``r`` [-]."""
+        got = self._speeds.get(r)
+        if got is None:
+            got = self._speeds[r] = 1.0 if r >= 1.0 else float(self.curve.throughput(r))
+        return got
 
     def start_job(self, j: int, t0: float, t_cut: float, after_s: float = 0.0) -> None:
         """Run job ``j`` from ``t0`` at the current cap (plans change from ``t_cut``)."""
