@@ -326,9 +326,12 @@ def _period(rep: Replay, k: int) -> None:
         ev["soc_min"] = min(ev.get("soc_min", math.inf),
                             rep.battery.soc if rep.battery is not None else math.inf)
         # an event lasts while the open-loop demand is above the limit or a lever acts
+        # (with the release margin as hysteresis, so that an event does not end and start
+        # again, each time with its response time, while the demand hovers at the limit)
         if excess <= 0 and bat <= 0 and not rep.paused and rep.r >= 1.0 \
-                and rep.services.neutral and (not math.isfinite(limit)
-                                              or float(rep.fac_ol[a:b].max()) <= limit):
+                and rep.services.neutral and (
+                    not math.isfinite(limit) or float(rep.fac_ol[a:b].max())
+                    <= limit * (1.0 - rep.flex.release_margin)):
             ev["k1"] = k
             rep.events.append(ev)
             rep.event = None
