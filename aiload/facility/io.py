@@ -3,7 +3,9 @@ streaming, and reading back.
 
 The power table's schema metadata carries the key ``aiload`` with a JSON object
 ``{"kind": "facility", "seed": …, "freq_s": …, "spec": …, "jobs_file": …, …}``; the job log
-goes, on request (``jobs=True``), to a sibling file ``<name>.jobs.parquet``. Files are written to a temporary name in the same folder and
+goes, on request (``jobs=True``), to a sibling file ``<name>.jobs.parquet``; a limited run's
+events table (``FacilityLoad.flexibility``) to ``<name>.flexibility.parquet``. Files are
+written to a temporary name in the same folder and
 renamed, so a failed run leaves nothing half-written.
 """
 
@@ -24,7 +26,7 @@ from aiload.facility.spec import FacilitySpec
 from aiload.outputs import check_output_file, temp_path
 
 __all__ = ["FacilityLoad", "write_facility", "write_jobs", "read_facility", "StreamWriter",
-           "jobs_path", "spec_summary"]
+           "jobs_path", "flexibility_path", "spec_summary"]
 
 KEY = b"aiload"
 
@@ -192,18 +194,31 @@ def write_facility(load, path, *, jobs: bool = False) -> None:
         raise InputError("write_facility: this result was streamed; its file already exists.")
     path = Path(path)
     table = pa.Table.from_pandas(load.power, preserve_index=True)
-    meta = _meta_json({**load.meta, "jobs_file": bool(jobs)})
+    extra = {} if load.flexibility is None else {"flexibility_file": True}
+    meta = _meta_json({**load.meta, "jobs_file": bool(jobs), **extra})
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), KEY: meta})
     tmp, jtmp = _tmp(path), _tmp(jobs_path(path))
+    ftmp = _tmp(flexibility_path(path))
     try:
         pq.write_table(table, tmp)
         if jobs:
             write_jobs(load.jobs, jtmp)
             os.replace(jtmp, jobs_path(path))
+        if load.flexibility is not None:
+            # the events of a limited run, next to the power file
+            pq.write_table(pa.Table.from_pandas(load.flexibility, preserve_index=False), ftmp)
+            os.replace(ftmp, flexibility_path(path))
         os.replace(tmp, path)
     finally:
         tmp.unlink(missing_ok=True)
         jtmp.unlink(missing_ok=True)
+        ftmp.unlink(missing_ok=True)
+
+
+def flexibility_path(path) -> Path:
+    """Sibling file of a limited run's events table for a power file ``path``."""
+    path = Path(path)
+    return path.with_name(path.stem + ".flexibility.parquet")
 
 
 def read_facility(path):
@@ -232,4 +247,7 @@ def read_facility(path):
         jobs = pd.read_parquet(jp)
         if {"arrival", "start"} <= set(jobs.columns) and "queue_wait_s" not in jobs.columns:
             jobs["queue_wait_s"] = (jobs["start"] - jobs["arrival"]).dt.total_seconds()
-    return FacilityLoad(power, jobs, meta)
+    flexibility = None
+    if meta.get("flexibility_file") and flexibility_path(path).exists():
+        flexibility = pd.read_parquet(flexibility_path(path))
+    return FacilityLoad(power, jobs, meta, flexibility=flexibility)

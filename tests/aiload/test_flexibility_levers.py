@@ -13,7 +13,7 @@ import pytest
 from aiload.errors import InputError
 from aiload.facility import (
     BatteryLever, DeferralLever, DictCatalogue, FacilitySpec, FleetSpec, FlexibilitySpec,
-    InferenceLever, JobStreamSpec, PowerCapLever, constant_profile, facility,
+    InferenceLever, JobStreamSpec, PowerCapLever, constant_profile, facility, read_facility,
 )
 from aiload.facility.inference import latency_sizing
 from aiload.facility.powercap import power_cap_curve
@@ -218,3 +218,17 @@ def test_unknown_deferrable_stream_and_a_cap_below_the_data_are_refused():
         run(one_job(flex=FlexibilitySpec(deferrable_streams=("t",))), 5.0)
     with pytest.raises(InputError, match="below the lowest cap"):
         run(one_job(flex=FlexibilitySpec(power_cap=PowerCapLever(min_power_fraction=0.3))), 5.0)
+
+
+def test_a_limited_run_writes_and_reads_back_its_events(tmp_path):
+    flex = FlexibilitySpec(merit_order=("power_cap",))
+    got = run(one_job(duration_s=3600.0, flex=flex), 1.0)
+    got.to_parquet(tmp_path / "run.parquet")
+    back = read_facility(tmp_path / "run.parquet")
+    pd.testing.assert_frame_equal(back.flexibility, got.flexibility)
+    assert back.meta["flexibility"]["events"] == 1
+    np.testing.assert_array_equal(back.power["limit_kw"], got.power["limit_kw"])
+    plain = run(one_job(duration_s=3600.0))
+    plain.to_parquet(tmp_path / "plain.parquet")
+    assert read_facility(tmp_path / "plain.parquet").flexibility is None
+    assert not (tmp_path / "plain.flexibility.parquet").exists()
