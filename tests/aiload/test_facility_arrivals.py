@@ -152,6 +152,25 @@ def test_steady_state_start_of_the_colocation_preset():
     assert load.meta["burn_in_s"] == 4 * 86400.0
 
 
+def test_the_start_is_as_steady_as_any_monday_over_seeds():
+    """Issue 13's check over seeds 1-12 (15 min, a week at u = 0.8): the first two hours' mean
+    IT power over the week's mean. The start is in the process's stationary state, so it
+    spreads as the Mondays inside a long run do (2018 at 15 min, seed 1: 3 of 52 Mondays more
+    than 30 % off, quartiles 0.87 and 1.20); two hours of a process that swings by hours can
+    fall in a lull, so a seed in eight or so is off, at the start as anywhere (seeds 1-32:
+    mean 1.03, sd 0.18, 2 of 32 off). From an empty cluster the start is low in every seed
+    (mean 0.66 over seeds 1-8)."""
+    ratios = []
+    for seed in range(1, 13):
+        load = facility("colocation-10mw", start=MONDAY, end="7D", freq="15min", seed=seed,
+                        progress=False, utilization=0.8)
+        it = load.power["it_kw"].to_numpy()
+        ratios.append(it[:8].mean() / it.mean())
+    ratios = np.array(ratios)
+    assert abs(ratios.mean() - 1.0) < 0.15, ratios
+    assert np.sum(np.abs(ratios - 1.0) > 0.3) <= 2, ratios
+
+
 def test_jobs_started_before_start_add_their_energy_from_start():
     """A job of the burn-in adds, from start on, exactly what the same job started at 0 adds
     from its own elapsed time on (its profile continues, nothing is restarted)."""

@@ -232,3 +232,14 @@ def test_a_limited_run_writes_and_reads_back_its_events(tmp_path):
     plain.to_parquet(tmp_path / "plain.parquet")
     assert read_facility(tmp_path / "plain.parquet").flexibility is None
     assert not (tmp_path / "plain.flexibility.parquet").exists()
+
+
+def test_a_control_period_shorter_than_the_output_interval():
+    # 1-min control on 5-min output: each interval is the mean of its five periods
+    flex = FlexibilitySpec(merit_order=("power_cap",), control_period_s=60.0)
+    spec = one_job(duration_s=3600.0, flex=flex)
+    fine = run(spec, 1.0, end="3h", freq="1min")
+    coarse = run(spec, 1.0, end="3h", freq="5min")
+    means = fine.power["component_kw"].to_numpy().reshape(-1, 5).mean(axis=1)
+    np.testing.assert_allclose(coarse.power["component_kw"], means, rtol=1e-9)
+    assert coarse.jobs["end"].iloc[0] == fine.jobs["end"].iloc[0]

@@ -1,0 +1,161 @@
+"""Screen submission structures of ``colocation-10mw`` against the NLR queue statistics.
+
+Run from the project root: ``python docs/scripts/screen_arrival_structures.py`` (~15 min on
+one core; needs no shared data). Only the job layer runs (draw, SimPy schedule: no power), one
+year 2018 at 1 min, seed 1, u = 0.4 and 0.8; it prints the busy fraction (median, P90, std),
+the share of jobs that waited > 1 s, the mean wait of those [h] and the mean wait of all jobs
+[h]. The table in ``docs/validation.md`` ("Where aiload and the reference differ") is its
+output. Structures (all built on the Helios vc6YE fit, ``aiload.facility.arrivals``):
+
+- ``cox``: the log-Gaussian Cox process, profile ``h^ap``, random part ``σ²·a²`` (the preset
+  is ap = 0.5, a = 1);
+- ``tenants``: K independent tenants, each with the Helios random part (σ² = 0.56,
+  τ = 1.6 h), sharing the profile: intensity ``h · mean_k exp(X_k − σ²/2)``;
+- ``slow``: the Cox process with a second, slow Ornstein–Uhlenbeck component (σ², τ);
+- ``sweeps``: batches of k identical jobs (same workload and size, within one minute) whose
+  submissions follow the Cox process at rate λ/k.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+import aiload.facility.arrivals as A  # noqa: E402
+from aiload.facility.catalogue import default_catalogue  # noqa: E402
+from aiload.facility.engine import schedule_jobs  # noqa: E402
+from aiload.facility.jobs import ProfileCache, burn_in_s, draw_jobs  # noqa: E402
+from aiload.facility.presets import colocation_10mw  # noqa: E402
+
+START = pd.Timestamp("2018-01-01 00:00+00:00")
+DAYS = 365
+EXTRA: list = []   # slow components (σ², τ [s]) multiplied onto the intensity
+TENANTS = [1]      # independent copies of the random part averaged
+_path = A.intensity_path
+
+
+def _intensity(process, t0_s, t1_s, start, rng, *, mean_over_s=None):
+    """``A.intensity_path`` with TENANTS copies of the random part and EXTRA components."""
+    if TENANTS[0] == 1:
+        edges, rel = _path(process, t0_s, t1_s, start, rng, mean_over_s=None)
+    else:
+        step = process.step_s
+        n = max(int(np.ceil((t1_s - t0_s) / step)), 1)
+        edges = t0_s + step * np.arange(n + 1, dtype=np.float64)
+        s2, phi = process.sigma2, float(np.exp(-step / process.tau_s))
+        z = np.zeros(n)
+        for _ in range(TENANTS[0]):
+            noise = rng.standard_normal(n)
+            noise[1:] *= np.sqrt(s2) * np.sqrt(1 - phi * phi)
+            noise[0] *= np.sqrt(s2)
+            z += np.exp(A._ar1(noise, phi) - 0.5 * s2)
+        mid = 0.5 * (edges[1:] + edges[:-1])
+        rel = z / TENANTS[0] * A.hour_of_week_factor(mid, start, process)
+    for s2, tau in EXTRA:
+        phi = float(np.exp(-process.step_s / tau))
+        noise = rng.standard_normal(len(rel))
+        noise[1:] *= np.sqrt(s2) * np.sqrt(1 - phi * phi)
+        noise[0] *= np.sqrt(s2)
+        rel = rel * np.exp(A._ar1(noise, phi) - 0.5 * s2)
+    if mean_over_s is not None:
+        mid = 0.5 * (edges[1:] + edges[:-1])
+        inside = (mid >= mean_over_s[0]) & (mid < mean_over_s[1])
+        rel = rel / (rel / A.hour_of_week_factor(mid, start, process))[inside].mean()
+    return edges, rel
+
+
+def _stats(u, t, nodes, dur, pool, horizon):
+    burn = max(burn_in_s(colocation_10mw(u).streams), -t[0])
+    st = schedule_jobs(t, nodes, dur, pool, horizon, origin_s=-burn).start_s
+    ok = np.isfinite(st)
+    nb = int(horizon / 60)
+    delta = np.zeros(nb + 2)
+    np.add.at(delta, np.clip(np.floor(st[ok] / 60).astype(np.int64), 0, nb + 1), nodes[ok])
+    np.add.at(delta, np.clip(np.floor((st[ok] + dur[ok]) / 60).astype(np.int64), 0, nb + 1),
+              -nodes[ok])
+    busy = np.cumsum(delta)[:nb] / pool
+    wait = np.where(ok, st - t, np.nan)[t >= 0]
+    waiters = wait[wait > 1]
+    return {"median": np.median(busy), "p90": np.percentile(busy, 90), "std": busy.std(),
+            "queued": float(((wait > 1) | np.isnan(wait)).mean()),
+            "wait_h": float(np.mean(waiters) / 3600) if len(waiters) else 0.0,
+            "wait_all_h": float(np.nan_to_num(wait).mean() / 3600)}
+
+
+def cox_case(u, process, seed=1):
+    """The preset's own draw with ``process`` (the benchmark's random stream)."""
+    spec = colocation_10mw(u, arrival_process=process)
+    rng = np.random.default_rng(np.random.SeedSequence(seed).spawn(1)[0])
+    cache = ProfileCache(default_catalogue(), "4xH100")
+    horizon = DAYS * 86400.0
+    jobs, _ = draw_jobs(spec.streams, spec.pool_nodes, horizon, START, cache, rng,
+                        burn_in_s=burn_in_s(spec.streams))
+    return _stats(u, jobs.arrival_s, jobs.nodes, jobs.duration_s, spec.pool_nodes, horizon)
+
+
+def sweep_case(u, process, k, seed=1):
+    """Batches of ``k`` identical jobs spread over one minute."""
+    spec = colocation_10mw(u)
+    s = spec.streams[0]
+    cat = default_catalogue()
+    rng = np.random.default_rng(seed)
+    models = [m for m, _ in s.workloads]
+    pm = np.array([w for _, w in s.workloads])
+    sizes = np.array([n for n, _ in s.node_counts])
+    ps = np.array([w for _, w in s.node_counts])
+    dur = np.array([[cat.job_profile(m, "4xH100", int(n)).duration_s for n in sizes]
+                    for m in models])
+    rate = u * spec.pool_nodes / (pm[:, None] * ps[None, :] * sizes[None, :] * dur).sum()
+    horizon, burn = DAYS * 86400.0, burn_in_s(spec.streams)
+    centres = A.cox_arrival_times_s(process, rate / k, -burn, horizon, START, rng,
+                                    mean_over_s=(0, horizon))
+    t = np.repeat(centres, k) + rng.uniform(0, 60.0, size=k * len(centres))
+    mi = np.repeat(rng.choice(len(models), size=len(centres), p=pm), k)
+    ni = np.repeat(rng.choice(len(sizes), size=len(centres), p=ps), k)
+    order = np.argsort(t, kind="stable")
+    t, mi, ni = t[order], mi[order], ni[order]
+    return _stats(u, t, sizes[ni].astype(np.int64), dur[mi, ni], spec.pool_nodes, horizon)
+
+
+def main() -> None:
+    A.intensity_path = _intensity
+    base = A.fitted("helios-earth")
+    cases = [
+        ("preset (cox ap=0.5 a=1)", "cox", base.tempered(1.0, 0.5), {}),
+        ("profile only ap=1 (a=0)", "cox", base.tempered(0.0, 1.0), {}),
+        ("profile only ap=1.25", "cox", base.tempered(0.0, 1.25), {}),
+        ("cox ap=1 a=0.5", "cox", base.tempered(0.5, 1.0), {}),
+        ("cox ap=1 tau=10min s2=0.5", "cox",
+         dataclasses.replace(base, sigma2=0.5, tau_s=600.0, step_s=60.0), {}),
+        ("tenants K=4 ap=1", "cox", base.tempered(1.0, 1.0), {"tenants": 4}),
+        ("tenants K=8 ap=1", "cox", base.tempered(1.0, 1.0), {"tenants": 8}),
+        ("ap=1 + slow (0.075, 72 h)", "cox", base.tempered(0.0, 1.0),
+         {"extra": [(0.075, 72 * 3600.0)]}),
+        ("sweeps k=50, ap=1 (a=0)", "sweep", base.tempered(0.0, 1.0), {"k": 50}),
+        ("sweeps k=50, ap=1 + slow (0.05, 48 h)", "sweep", base.tempered(0.0, 1.0),
+         {"k": 50, "extra": [(0.05, 48 * 3600.0)]}),
+        ("sweeps k=20, preset cox", "sweep", base.tempered(1.0, 0.5), {"k": 20}),
+    ]
+    print("structure | u | busy median | busy P90 | busy std | queued | wait of queued [h] | "
+          "wait of all [h]")
+    for name, kind, process, opts in cases:
+        EXTRA[:] = opts.get("extra", [])
+        TENANTS[0] = opts.get("tenants", 1)
+        for u in (0.4, 0.8):
+            got = (cox_case(u, process) if kind == "cox"
+                   else sweep_case(u, process, opts["k"]))
+            print(f"{name} | {u} | {got['median']:.3f} | {got['p90']:.3f} | {got['std']:.3f} | "
+                  f"{got['queued']:.3f} | {got['wait_h']:.2f} | {got['wait_all_h']:.2f}",
+                  flush=True)
+    print("NLR | 0.4 | 0.353 | 0.886 | - | 0.202 | 0.59 | -\nNLR | 0.8 | 0.999 | 1.000 | - | "
+          "0.756 | 6.54 | -")
+
+
+if __name__ == "__main__":
+    main()
