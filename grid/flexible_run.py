@@ -209,7 +209,7 @@ def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pan
     step = pd.Timedelta(index.freq)
     start = index[0] if start is None else start
     end = index[-1] + step if end is None else end
-    freq = freq if freq is not None else pd.tseries.frequencies.to_offset(step).freqstr
+    freq = freq if freq is not None else f"{int(step.total_seconds())}s"
     load = aiload.facility(spec_or_preset, start=start, end=end, freq=freq, seed=seed,
                            progress=False, power_limit_kw=limit, **facility_overrides)
     factor = float(size_mw) / float(study.load_mw.max())

@@ -15,7 +15,8 @@ from grid.limits import Limits
 from grid.powerflow import GridResult
 
 __all__ = ["voltage_envelope", "loading_duration", "hosting_capacity_bars", "n1_heatmap",
-           "pv_curves", "plot_flexible_interconnection"]
+           "pv_curves", "plot_flexible_interconnection", "plot_cosimulation",
+           "plot_lever_contributions"]
 
 
 def _axes(ax, figsize=(8, 4)):
@@ -225,4 +226,76 @@ def plot_flexible_interconnection(result, *, ax=None):
     ax.set_ylabel(f"extra MW above firm {result.firm_mw:,.1f} MW")
     ax.set_title(f"Flexible interconnection at bus {result.bus}")
     ax.legend(fontsize=8, loc="upper left")
+    return ax
+
+
+def plot_cosimulation(result, *, ax=None):
+    """Voltage at the facility bus with and without the closed loop [pu], and the floor.
+
+    Parameters
+    ----------
+    result : grid.cosim.Cosimulation
+    ax : matplotlib.axes.Axes, optional
+        Drawn on when given; else a new ``matplotlib.figure.Figure`` (no pyplot state).
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+    """
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        ax = Figure(figsize=(9, 3.8), layout="constrained").add_subplot()
+    vm = result.vm_pu
+    if vm["open_loop"].notna().any():
+        ax.plot(vm.index, vm["open_loop"], color="0.55", lw=0.7, drawstyle="steps-post",
+                label=f"open loop ({result.open_loop_violation_steps:,} steps with a violation)")
+    ax.plot(vm.index, vm["closed_loop"], color="#c0392b", lw=0.8, drawstyle="steps-post",
+            label=f"closed loop, '{result.controller}' controller "
+                  f"({result.violation_steps:,} steps with a violation)")
+    ax.axhline(result.limits.vm_min_pu, color="#52606d", ls="--", lw=0.8,
+               label=f"floor {result.limits.vm_min_pu:g} pu")
+    ax.set_ylabel(f"vm at bus {result.bus} [pu]")
+    ax.set_title(f"Voltage at the facility bus, control period "
+                 f"{result.control_period_s / 60:g} min")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8, loc="lower left")
+    return ax
+
+
+#: the levers of the facility's event table, in the contract's merit order: (column, label)
+LEVER_COLUMNS = (("battery_kw", "battery"), ("inference_kw", "inference throttling"),
+                 ("power_cap_kw", "power caps"), ("deferral_kw", "deferral"))
+
+
+def plot_lever_contributions(events: pd.DataFrame, *, ax=None, top: int = 30):
+    """Energy each lever delivered per event [MWh], stacked (the ``top`` largest events).
+
+    ``events`` is a ``FacilityLoad.flexibility`` table: each lever's mean reduction [kW]
+    times the event's duration.
+    """
+    if ax is None:
+        from matplotlib.figure import Figure
+
+        ax = Figure(figsize=(9, 3.8), layout="constrained").add_subplot()
+    if events is None or not len(events):
+        ax.text(0.5, 0.5, "no event", ha="center", va="center", transform=ax.transAxes)
+        return ax
+    hours = ((events["end"] - events["start"]) / pd.Timedelta(hours=1)).to_numpy()
+    mwh = pd.DataFrame({label: events[col].to_numpy() * hours / 1e3
+                        for col, label in LEVER_COLUMNS if col in events}, index=events["start"])
+    mwh = mwh.loc[mwh.clip(lower=0).sum(axis=1).nlargest(top).index].sort_index()
+    x = np.arange(len(mwh))
+    bottom = np.zeros(len(mwh))
+    colors = ("#2a9d8f", "#e9c46a", "#3e7cb1", "#c0392b")
+    for (label, values), color in zip(mwh.items(), colors, strict=False):
+        v = np.clip(values.to_numpy(), 0.0, None)
+        ax.bar(x, v, bottom=bottom, color=color, label=label, width=0.8)
+        bottom += v
+    ax.set_xticks(x, [t.strftime("%m-%d %H:%M") for t in mwh.index], rotation=60, fontsize=7,
+                  ha="right")
+    ax.set_ylabel("reduction delivered [MWh]")
+    ax.set_title(f"What each lever delivered, per event ({len(mwh)} of {len(events)} events)")
+    ax.grid(alpha=0.3, axis="y")
+    ax.legend(fontsize=8)
     return ax

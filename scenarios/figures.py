@@ -255,6 +255,10 @@ def grid_tables(result: Any, tz: str | None = None,
     if hasattr(result, "scr_min") and hasattr(result, "outages"):
         caption, table = short_circuit_table(result)
         return {caption: table}
+    if hasattr(result, "events") and hasattr(result, "violation_steps"):
+        from scenarios.flexible_study import report_tables  # noqa: PLC0415
+
+        return report_tables(result)
     if hasattr(result, "p_mw") and hasattr(result, "quantity") and hasattr(result, "limit"):
         caption, table = hosting_table(result)
         return {caption: table}
@@ -315,6 +319,30 @@ def grid_figures(results: dict[str, Any], section: Any) -> list[tuple[str, Figur
         figs.append(("N-1 at the peak hours: the worst outages' use of each limit",
                      _on_figure(lambda a: plots.n1_heatmap(n1, limits=ts.limits if ts else None,
                                                             ax=a), figsize=(8, 6.5))))
+    figs.extend(_flexible_figures(results))
+    return figs
+
+
+def _flexible_figures(results: dict[str, Any]) -> list[tuple[str, Figure]]:
+    """The flexible-interconnection curve, lever contributions, voltage with/without loop."""
+    from grid import plots
+
+    figs = []
+    flex = results.get("flexible_interconnection")
+    if flex is not None:
+        figs.append(("Flexible interconnection: extra MW above the firm capacity against the "
+                     "curtailment share", plots.plot_flexible_interconnection(flex).figure))
+    cost = results.get("curtailment_cost")
+    if cost is not None:
+        figs.append((f"What each lever delivered under the implied limit of "
+                     f"{cost.size_mw:,.1f} MW (the facility year) [MWh]",
+                     plots.plot_lever_contributions(cost.events).figure))
+    co = results.get("cosimulate")
+    if co is not None:
+        figs.append(("Voltage at the facility bus with and without the closed loop [pu]",
+                     plots.plot_cosimulation(co).figure))
+        figs.append(("What each lever delivered in the closed-loop week [MWh]",
+                     plots.plot_lever_contributions(co.events).figure))
     return figs
 
 

@@ -72,3 +72,33 @@ def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
         seed=facility.seed, branches=flex.branches, enforce_q_lims=section.enforce_q_lims,
         **overrides)
     return out
+
+
+#: columns of the facility's event table shown in the report
+EVENT_COLUMNS = ("start", "end", "target_kw", "excess_kw", "battery_kw", "inference_kw",
+                 "power_cap_kw", "deferral_kw", "response_s", "deferred_node_h", "job_delay_h",
+                 "unserved_requests", "shortfall_kw")
+
+
+def event_table(events: pd.DataFrame | None, rows: int = 20) -> pd.DataFrame:
+    """The longest ``rows`` events (by duration), in time order, the report's columns."""
+    if events is None or not len(events):
+        return pd.DataFrame({"event": ["none"]})
+    shown = events[[c for c in EVENT_COLUMNS if c in events]].copy()
+    hours = (shown["end"] - shown["start"]) / pd.Timedelta(hours=1)
+    shown.insert(2, "duration_h", hours)
+    return shown.loc[hours.nlargest(rows).index].sort_values("start").reset_index(drop=True)
+
+
+def report_tables(result) -> dict[str, pd.DataFrame]:
+    """Tables of a ``CurtailmentCost`` or ``Cosimulation`` worth printing in the report."""
+    out: dict[str, pd.DataFrame] = {}
+    if hasattr(result, "costs"):
+        out[f"what the curtailment costs at {result.size_mw:,.1f} MW (modelled facility x "
+            f"{result.factor:.3f} = at size; per the facility run)"] = result.costs
+    n = 0 if result.events is None else len(result.events)
+    out[f"events of the facility under the limit ({n}; the 20 longest)"] = \
+        event_table(result.events)
+    if hasattr(result, "violations") and len(result.violations):
+        out["violations left in the cross-check (grid.timeseries)"] = result.violations.head(20)
+    return out

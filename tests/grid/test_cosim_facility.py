@@ -1,0 +1,120 @@
+"""grid.cosimulate and grid.curtailment_cost with the real facility model (issue 15).
+
+The case: ``campus-100mw`` at bus 12 of case118 (the ``campus-100mw-flexible`` scenario),
+limits 0.94-1.06 pu, generator Q limits on, the network's loads on the ILLUSTRATIVE cosine
+background of ``grid.flexible_run.cosine_background`` (0.62-0.98, made up): the firm hosting
+capacity at the bus (84.6 MW) is below the campus's peak, and in mid-July the open loop breaks
+the voltage floor every evening.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+
+import numpy as np
+import pandapower as pp
+import pandas as pd
+import pytest
+
+import grid
+from grid.flexible_run import cosine_background
+
+LIMITS = grid.Limits(vm_min_pu=0.94, vm_max_pu=1.06)
+BUS = 12
+START = pd.Timestamp("2025-07-14", tz="UTC")
+
+
+def runpp_q(net, p_mw: float, scale: float):
+    """pandapower.runpp (Q limits on) with the loads scaled and the facility at bus 12."""
+    ref = copy.deepcopy(net)
+    ref.load["p_mw"] *= scale
+    ref.load["q_mvar"] *= scale
+    pp.create_load(ref, BUS, p_mw=p_mw, q_mvar=p_mw * math.tan(math.acos(0.99)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pp.runpp(ref, lightsim2grid=False, numba=False, tolerance_mva=1e-8,
+                 enforce_q_lims=True)
+    return ref
+
+
+@pytest.fixture(scope="module")
+def closed_loop():
+    net = grid.networks.load("case118")
+    index = pd.date_range(START, periods=2 * 288, freq="5min")
+    background = cosine_background(index)
+    res = grid.cosimulate(net, "campus-100mw", bus=BUS, start=START, end="2D", freq="5min",
+                          control_period="5min", controller="voltage", limits=LIMITS,
+                          background=background, seed=0)
+    return net, background, res
+
+
+def test_voltage_floor_held_outside_the_response_time(closed_loop):
+    net, background, res = closed_loop
+    floor = LIMITS.vm_min_pu
+    vm = res.grid.vm_pu[BUS]
+    assert (res.open_loop.vm_pu[BUS] < floor).sum() > 50
+    # response time: one control period to see the network, then the slowest lever
+    spec = __import__("aiload").facility.presets.resolve_spec("campus-100mw", {})
+    levers = spec.flexibility
+    slowest = max(lever.response_s for lever in (levers.battery, levers.inference,
+                                                 levers.power_cap, levers.deferral)
+                  if lever is not None)
+    response = pd.Timedelta(seconds=res.control_period_s + slowest)
+    limit = res.load.power["limit_kw"].to_numpy()
+    released = np.r_[True, ~np.isfinite(limit[:-1])]  # no limit in force the step before
+    since = pd.Series(np.where(released, vm.index.asi8, np.nan), vm.index).ffill()
+    age = vm.index.asi8 - since.to_numpy()
+    low = (vm < floor - 1e-9).to_numpy()
+    assert low.any()  # the first period runs without a limit: the loop cannot act before
+    assert (age[low] <= response.value).all()
+    assert (vm[vm.index >= START + response] >= floor - 1e-9).mean() > 0.99
+    # pandapower.runpp at sampled closed-loop steps outside the response time
+    held = np.flatnonzero((age > response.value) & np.isfinite(limit))
+    assert held.size > 100
+    for k in held[:: held.size // 5]:
+        ref = runpp_q(net, res.grid.facility_mw.iloc[k], background.iloc[k])
+        assert ref.res_bus.vm_pu.at[BUS] == pytest.approx(vm.iloc[k], abs=1e-6)
+        assert ref.res_bus.vm_pu.at[BUS] >= floor - 1e-9
+
+
+def test_closed_loop_curtails_what_the_open_loop_would_draw(closed_loop):
+    _, _, res = closed_loop
+    power = res.load.power
+    open_kw = power["facility_kw"] + power["curtailed_kw"]
+    np.testing.assert_allclose(res.open_loop.facility_mw.to_numpy(), open_kw.to_numpy() / 1e3)
+    assert power["curtailed_kw"].clip(lower=0).sum() > 0
+    assert res.violation_steps < res.open_loop_violation_steps
+    assert len(res.control) == 576 and res.control_period_s == 300.0
+    assert res.events is not None and len(res.events) >= 1
+
+
+def test_curtailment_cost_cross_check():
+    """The implied limit of the campus's own size, run through the facility; grid.timeseries
+    on the result breaks no limit except where the facility reports a shortfall."""
+    import aiload
+
+    net = grid.networks.load("case118")
+    load = aiload.facility("campus-100mw", start=START, end="3D", freq="1h", seed=0,
+                           progress=False)
+    background = cosine_background(load.power.index)
+    study = grid.flexible_interconnection(net, load, bus=BUS, limits=LIMITS,
+                                          background=background)
+    size = float(study.load_mw.max())
+    uncut = grid.timeseries(net, load, bus=BUS, background=background, limits=LIMITS)
+    cost = grid.curtailment_cost(study, size, net, "campus-100mw")
+    assert cost.factor == pytest.approx(1.0)
+    pd.testing.assert_series_equal(cost.limit_kw, (study.headroom_mw * 1e3).rename("limit_kw"))
+    before = uncut.violations()["time"].nunique()
+    assert before > 10 and cost.violation_steps <= 2
+    events = cost.events
+    for t in cost.violations["time"].unique():  # only inside an event left short of the limit
+        inside = events[(events.start < t + pd.Timedelta("1h")) & (events.end > t)]
+        assert (inside.shortfall_kw > 0).any()
+    assert (cost.violations["value"] > LIMITS.vm_min_pu - 1e-4).all()
+    costs = cost.costs.set_index("quantity")
+    curtailed = costs.at["curtailed_energy_mwh", "modelled"]
+    by_hand = load.power["facility_kw"].sub(cost.load.power["facility_kw"]).clip(lower=0).sum()
+    assert curtailed == pytest.approx(by_hand / 1e3, rel=1e-9)
+    assert costs.at["events", "modelled"] == len(events) > 0
