@@ -103,12 +103,15 @@ def _period_s(value) -> float | None:
     if value is None:
         return None
     try:
-        seconds = pd.Timedelta(value).total_seconds()
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            seconds = float(value)  # a number is in seconds
+        else:
+            seconds = pd.Timedelta(value).total_seconds()
     except (ValueError, TypeError):
         seconds = math.nan
-    if not seconds > 0:
-        raise InputError(f"control_period: expected a positive duration such as '5min' or "
-                         f"300 (seconds) ... as a string, got {value!r}.")
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise InputError(f"control_period: expected a positive duration such as '5min' (or a "
+                         f"number of seconds, e.g. 300), got {value!r}.")
     return seconds
 
 

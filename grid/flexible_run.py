@@ -175,7 +175,7 @@ def _costs(load, factor: float) -> pd.DataFrame:
 
 def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pandapowerNet,
                      spec_or_preset, *, start=None, end=None, freq: str | None = None,
-                     seed: int = 0, enforce_q_lims: bool | None = None,
+                     seed: int = 0, control_period=None, enforce_q_lims: bool | None = None,
                      **facility_overrides) -> CurtailmentCost:
     """Run the facility under the implied limit of ``size_mw`` and cross-check the network.
 
@@ -193,6 +193,9 @@ def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pan
         The facility run; default the study's series (its first label, its end, its step).
     seed : int
         The facility's seed (the study's facility run's, to reproduce its shape).
+    control_period : str, optional
+        The facility's control period (replaces ``flexibility.control_period_s``; a year at
+        the default 60 s is half a million periods); default the spec's.
     enforce_q_lims : bool, optional
         As in :func:`grid.timeseries`.
     **facility_overrides
@@ -202,16 +205,17 @@ def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pan
     -------
     CurtailmentCost
     """
-    import aiload
-
     limit = implied_limit_kw(study, size_mw)
     index = study.load_mw.index
     step = pd.Timedelta(index.freq)
     start = index[0] if start is None else start
     end = index[-1] + step if end is None else end
     freq = freq if freq is not None else f"{int(step.total_seconds())}s"
-    load = aiload.facility(spec_or_preset, start=start, end=end, freq=freq, seed=seed,
-                           progress=False, power_limit_kw=limit, **facility_overrides)
+    from grid.cosim import _facility_call, _period_s
+
+    load = _facility_call(spec_or_preset, start=start, end=end, freq=freq, seed=seed,
+                          period_s=_period_s(control_period), limit=limit,
+                          overrides=facility_overrides)
     factor = float(size_mw) / float(study.load_mw.max())
     mean_kw = load.power["facility_kw"].resample(step).mean()
     if not mean_kw.index.equals(index):

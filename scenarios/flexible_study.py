@@ -60,7 +60,8 @@ def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
             size = flex.size_mw if flex.size_mw is not None else float(load_mw.max())
             out["curtailment_cost"] = grid.curtailment_cost(
                 study, size, plan.net, spec, freq=section.freq, seed=facility.seed,
-                enforce_q_lims=section.enforce_q_lims, **overrides)
+                control_period=flex.control_period, enforce_q_lims=section.enforce_q_lims,
+                **overrides)
         return out
     start = pd.Timestamp(flex.cosim_start or facility.start)
     end = pd.Timestamp(flex.cosim_end) if flex.cosim_end else start + pd.Timedelta("7D")

@@ -318,8 +318,9 @@ class GridFlexibleSection(_Section):
     cosim_end: dt.datetime | None = Field(
         None, description="end of the closed-loop run (tz-aware); None: 7 days after cosim_start")
     cosim_freq: str = Field("5min", description="output step of the closed-loop run")
-    control_period: str = Field("5min", description="control period of the loop: a whole "
-                                "multiple or divisor of cosim_freq")
+    control_period: str = Field("5min", description="control period of the loop and of the "
+                                "curtailment-cost run: a whole multiple or divisor of "
+                                "cosim_freq and of grid.freq")
     controller: Literal["voltage", "loading"] = Field(
         "voltage", description="'voltage': hold the facility bus at or above limits.vm_min_pu; "
         "'loading': hold `branches` below limits.loading_max_percent")
