@@ -204,7 +204,12 @@ def schedule_jobs(
         nonlocal bf_extra, free, job
         now = env.now
         if running and running[0][0] <= now:
-            settle(now)
+            if queue:
+                settle(now)
+            else:
+                # nobody waits: the ends only return nodes (their order does not matter)
+                while running and running[0][0] <= now:
+                    free += running.pop(0)[1]
         n = size[job]
         if queue:
             if bf_valid:
