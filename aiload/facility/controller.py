@@ -277,10 +277,16 @@ def run(rep: Replay) -> None:
                 t_next = nxt * rep.m * rep.h
                 rep.ptr = max(rep.ptr, int(np.searchsorted(rep.start_sorted, t_next, "left")))
                 chunk = chunk * 2 if nxt == k + chunk else SKIP_CHUNK
+                if rep.limit.func is None and rep.lag_s == 0:
+                    # nothing reads the last period's means (no callable) nor a lag state
+                    k = nxt
+                    continue
+                rep.advance(k * rep.m, min(rep.n, nxt * rep.m))
                 k = nxt
                 continue
         chunk = SKIP_CHUNK
         _period(rep, k)
+        rep.advance(k * rep.m, min(rep.n, (k + 1) * rep.m))
         k += 1
 
 

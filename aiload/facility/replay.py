@@ -26,7 +26,7 @@ from aiload.facility.curves import CumulativeEnergy
 from aiload.facility.jobs import ProfileCache
 from aiload.facility.kernels import placement_grid
 from aiload.facility.levers import Battery, JobPlans
-from aiload.facility.overheads import cooling_kw, drybulb_c, losses_kw
+from aiload.facility.overheads import CoolingLag, cooling_kw, drybulb_c, losses_kw
 from aiload.facility.services_lever import ServiceThrottle
 
 __all__ = ["Replay", "cap_curve"]
@@ -66,6 +66,9 @@ class Replay:
         self.c_b = fleet.other_it_w_per_busy_node * 1e-3
         self.idle_w = float(fleet.idle_w)
         self.rated_kw = fleet.it_rated_kw
+        # the cooling lag's state at step ``lag_at`` (the first step not yet final) [kW]
+        self.lag_s, self.lag_kw, self.lag_at = ov.cooling_lag_s, None, 0
+        self.last = (math.nan, math.nan, math.nan)
         self.services = ServiceThrottle(spec, out["services"], freq_s, self.h, self.n,
                                         self.flex.inference, self.idle_w)
         jobs_busy = busy - self.services.replicas_ol
@@ -180,12 +183,42 @@ class Replay:
             + self.c_b * (pl.d_busy[a:b] + sv.d_busy[a:b])
 
     def meter_kw(self, it: np.ndarray, a: int, b: int) -> np.ndarray:
-        """Facility power at IT power ``it`` over steps ``a … b − 1`` (steady-state cooling,
-        battery excluded) [kW]."""
-        loss = losses_kw(it, self.rated_kw, self.spec.overheads)
-        cool, _ = cooling_kw(it, loss, self.spec.overheads,
-                             None if self.temp is None else self.temp[a:b])
+        """Facility power at IT power ``it`` over steps ``a … b − 1``, battery excluded [kW].
+
+        With a cooling lag, the cooling follows its steady state from the lag's state at the
+        first step not yet final (the steps between it and ``a`` with the plans as they
+        stand); before that step, the steady state."""
+        ov = self.spec.overheads
+        loss = losses_kw(it, self.rated_kw, ov)
+        cool, _ = cooling_kw(it, loss, ov, None if self.temp is None else self.temp[a:b])
+        if self.lag_s > 0 and a >= self.lag_at:
+            if a > self.lag_at:
+                it0 = self.it_kw(self.lag_at, a)
+                loss0 = losses_kw(it0, self.rated_kw, ov)
+                cool0, _ = cooling_kw(it0, loss0, ov, None if self.temp is None
+                                      else self.temp[self.lag_at:a])
+                cool = np.concatenate([cool0, cool])
+            lag = CoolingLag(self.lag_s, self.h)
+            lag.state_kw = self.lag_kw
+            cool = lag(cool)[a - self.lag_at:]
         return it + loss + cool
+
+    def advance(self, a: int, b: int) -> None:
+        """Steps ``a … b − 1`` are final: carry the cooling lag over them and keep their
+        means for the next :class:`FacilityState`."""
+        if self.lag_s == 0 and self.limit.func is None:
+            return  # neither a lag state nor a closed-loop state to keep
+        it = self.it_kw(a, b)
+        fac = self.meter_kw(it, a, b)
+        loss = losses_kw(it, self.rated_kw, self.spec.overheads)
+        self.last = (float(fac.mean()), float(it.mean()), float((fac - it - loss).mean()))
+        if self.lag_s > 0:
+            ov = self.spec.overheads
+            cool, _ = cooling_kw(it, loss, ov, None if self.temp is None else self.temp[a:b])
+            lag = CoolingLag(self.lag_s, self.h)
+            lag.state_kw = self.lag_kw
+            lag(cool)
+            self.lag_kw, self.lag_at = lag.state_kw, b
 
     def project(self, a: int, b: int) -> np.ndarray:
         """Facility power of steps ``a … b − 1`` with the plans so far, battery excluded [kW]."""
@@ -205,13 +238,10 @@ class Replay:
                                  None if self.battery is None else self.battery.soc,
                                  len(self.paused), self.r)
         a, b = (k - 1) * self.m, min(self.n, k * self.m)
-        it = self.it_kw(a, b)
-        fac = self.meter_kw(it, a, b)
-        loss = losses_kw(it, self.rated_kw, self.spec.overheads)
+        fac, it, cool = self.last
         return FacilityState(
-            time, self.period_s, float(fac.mean() - self.battery_kw[k - 1]),
-            float(self.fac_ol[a:b].mean()), float(self.limits[k - 1]), float(it.mean()),
-            float((fac - it - loss).mean()),
+            time, self.period_s, fac - float(self.battery_kw[k - 1]),
+            float(self.fac_ol[a:b].mean()), float(self.limits[k - 1]), it, cool,
             None if self.battery is None else self.battery.soc, len(self.paused), self.r)
 
 

@@ -13,7 +13,8 @@ import pytest
 from aiload.errors import InputError
 from aiload.facility import (
     BatteryLever, DeferralLever, DictCatalogue, FacilitySpec, FleetSpec, FlexibilitySpec,
-    InferenceLever, JobStreamSpec, PowerCapLever, constant_profile, facility, read_facility,
+    InferenceLever, JobStreamSpec, OverheadSpec, PowerCapLever, constant_profile, facility,
+    read_facility,
 )
 from aiload.facility.inference import latency_sizing
 from aiload.facility.powercap import power_cap_curve
@@ -243,3 +244,20 @@ def test_a_control_period_shorter_than_the_output_interval():
     means = fine.power["component_kw"].to_numpy().reshape(-1, 5).mean(axis=1)
     np.testing.assert_allclose(coarse.power["component_kw"], means, rtol=1e-9)
     assert coarse.jobs["end"].iloc[0] == fine.jobs["end"].iloc[0]
+
+
+def test_a_cooling_lag_is_in_the_projection():
+    # cooling lags IT by 30 min: right after the cut it still removes the heat of before, so
+    # the caps go deeper than the steady state asks and the meter still holds the limit
+    flex = FlexibilitySpec(merit_order=("power_cap",))
+    spec = dataclasses.replace(one_job(duration_s=7200.0, flex=flex),
+                               overheads=OverheadSpec(cooling_time_constant_s=1800.0))
+    base = run(spec)
+    site = float(base.power["facility_kw"].iloc[20])
+    limit = pd.Series([0.8 * site, np.inf], index=[START + pd.Timedelta("30min"),
+                                                   START + pd.Timedelta("90min")])
+    got = run(spec, limit)
+    p = got.power.iloc[31:90]
+    assert (p["facility_kw"] <= p["limit_kw"] + 1e-9).all()
+    lagged = p["cooling_kw"] > 0.3 * p["it_kw"] + 1e-6  # above the steady PUE share
+    assert lagged.iloc[:5].all()
