@@ -94,15 +94,12 @@ class InferenceLever:
     ----------
     min_node_fraction : float
         Fewest nodes kept serving, as a share of the service's pool [-].
-    step : float
-        Throttle levels are multiples of this share of the pool [-].
     response_s : float
         Time for the serving nodes to drain and power down [s].
     source : str
     """
 
     min_node_fraction: float = 0.5
-    step: float = 0.05
     response_s: float = 60.0
     source: str = ("response 60 s: assumption (a replica finishes its in-flight requests, "
                    "the InferenceSpec.decision_s default)")
@@ -110,7 +107,6 @@ class InferenceLever:
     def __post_init__(self) -> None:
         check_number(self.min_node_fraction, "InferenceLever.min_node_fraction", ge=0.0,
                      le=1.0, unit="-")
-        check_number(self.step, "InferenceLever.step", gt=0.0, le=1.0, unit="-")
         check_number(self.response_s, "InferenceLever.response_s", ge=0.0, unit="s")
 
 
