@@ -23,7 +23,14 @@ from microgrid.costsets import (
     technology,
     technology_names,
 )
-from microgrid.inputs import Battery, Carbon, Costs, Generator, capital_recovery_factor
+from microgrid.inputs import (
+    Battery,
+    Carbon,
+    Costs,
+    Generator,
+    PricedGenerator,
+    capital_recovery_factor,
+)
 from microgrid.pv import default_weather, pv_availability
 from microgrid.sizing import Sizing, SolverStoppedError, size
 from microgrid.solve import SizingInfeasibleError
@@ -36,6 +43,7 @@ __all__ = [
     "Costs",
     "Battery",
     "Generator",
+    "PricedGenerator",
     "Carbon",
     "capital_recovery_factor",
     "costs",

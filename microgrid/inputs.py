@@ -16,7 +16,7 @@ import pandas as pd
 from aiload._checks import check_finite_values, check_number
 from aiload.errors import InputError
 
-__all__ = ["Costs", "Battery", "Generator", "Carbon", "capital_recovery_factor"]
+__all__ = ["Costs", "Battery", "Generator", "PricedGenerator", "Carbon", "capital_recovery_factor"]
 
 
 def capital_recovery_factor(rate: float, years: float) -> float:
@@ -252,6 +252,44 @@ class Generator:
     def unit_commitment(self) -> bool:
         """True when the mixed-integer unit-commitment block is used."""
         return self.min_load_fraction > 0
+
+
+@dataclass(frozen=True)
+class PricedGenerator:
+    """A further generator technology of a sizing, with its own prices (eq. 9, 25 per
+    technology): e.g. diesel backup beside gas engines priced by :class:`Costs`.
+
+    Parameters
+    ----------
+    name : str
+        Label of the technology in results (``Sizing.generator_kw_by_technology``).
+    generator : Generator
+        Its limits: ``max_power_kw``, ``emission_kg_per_kwh``, ``max_run_hours_per_year``
+        (unit commitment is not available for a further technology).
+    usd_per_kw_year : float
+        Capital recovery + fixed O&M [USD/kW/year].
+    fuel_usd_per_kwh : float
+        Fuel and variable O&M per kWh generated [USD/kWh].
+    """
+
+    name: str
+    generator: Generator
+    usd_per_kw_year: float
+    fuel_usd_per_kwh: float
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name.strip():
+            raise InputError(f"PricedGenerator.name: expected a non-empty label, got {self.name!r}.")
+        if not isinstance(self.generator, Generator):
+            raise InputError(
+                f"PricedGenerator.generator: expected a microgrid.Generator, got "
+                f"{self.generator!r}; e.g. microgrid.technology('diesel').generator().")
+        if self.generator.unit_commitment:
+            raise InputError(
+                f"PricedGenerator {self.name!r}: unit commitment (min_load_fraction > 0) is "
+                "available only for the main generator; give min_load_fraction=0.")
+        _check_non_negative(self, ("usd_per_kw_year", "fuel_usd_per_kwh"),
+                            "Prices are non-negative.")
 
 
 @dataclass(frozen=True)

@@ -76,6 +76,9 @@ class ModelInputs:
         epsilon, a tie-break price on charge and discharge (eq. 23) [USD/kWh]; 0 except in
         the re-solve of :func:`microgrid.size` that decides whether simultaneous charge and
         discharge is needed. Not part of the reported cost.
+    generators : tuple of PricedGenerator
+        Further generator technologies beside ``generator`` (``microgrid.lp`` only; the
+        Pyomo model, used for unit commitment, has one generator).
     """
 
     load_kw: np.ndarray
@@ -101,6 +104,8 @@ class ModelInputs:
     dump_load_max_kw: float = 0.0
     dump_usd_per_kwh: float = 0.0
     cycling_penalty_usd_per_kwh: float = 0.0
+    generators: tuple = ()
+    generator_name: str = "generator"
 
 
 def kw_per_pu(d: ModelInputs) -> float:

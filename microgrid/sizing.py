@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
@@ -23,7 +23,9 @@ from aiload.errors import AiloadError, InputError
 from aiload.timeseries import validate_power_series
 from microgrid.complementarity import burned_kw, untangle
 from microgrid.costsets import pv_kwp_per_ha as pv_kwp_per_ha_default
-from microgrid.inputs import Battery, Carbon, Costs, Generator
+from microgrid.decompose import decompose
+from microgrid.inputs import Battery, Carbon, Costs, Generator, PricedGenerator
+from microgrid.lp import Lp, build_lp, generator_specs, to_highs
 from microgrid.model import (
     ModelInputs,
     build_model,
@@ -33,7 +35,7 @@ from microgrid.model import (
     value_unscaled,
 )
 from microgrid.pv import check_availability
-from microgrid.solve import SizingInfeasibleError, check_highs_options, solve_model
+from microgrid.solve import SizingInfeasibleError, check_highs_options, solve_highs, solve_model
 
 __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
 
@@ -43,6 +45,13 @@ MAX_LOAD_KW = 1e9
 _DIAGNOSTIC_USD_PER_KWH = 1000.0
 #: the tie-break price on charge and discharge (eq. 23) as a share of the highest energy price
 _CYCLING_PENALTY_FRACTION = 1e-4
+#: the certified relative gap at which ``method="decompose"`` stops [-]
+DECOMPOSITION_TOL = 1e-4
+_METHODS = ("exact", "decompose")
+#: the reported cost terms, in this order (0 where a term does not apply)
+_TERMS = ("pv_capital", "battery_energy_capital", "battery_power_capital", "generator_capital",
+          "import_capacity", "grid_energy", "export_revenue", "fuel", "battery_throughput",
+          "demand_charge", "carbon")
 
 
 class SolverStoppedError(AiloadError):
@@ -81,6 +90,12 @@ class Sizing:
     burned_by_cycling_kwh : float
         Energy burned by simultaneous charge and discharge over the horizon [kWh]; 0 unless
         ``allow_simultaneous_charge_discharge=True``.
+    generator_kw_by_technology : Mapping[str, float]
+        Size of each generator technology [kW] (``generator_kw`` is their sum); the dispatch
+        then has a ``generator_<name>_kw`` column for each.
+    method : str
+        ``"exact"`` (the whole LP or MILP) or ``"decompose"`` (certified within ``mip_gap``,
+        ``docs/formulation.md``, "Decomposition").
     """
 
     pv_kwp: float
@@ -99,6 +114,9 @@ class Sizing:
     build_time_s: float
     solve_time_s: float
     burned_by_cycling_kwh: float = 0.0
+    generator_kw_by_technology: Mapping[str, float] = field(
+        default_factory=lambda: MappingProxyType({}))
+    method: str = "exact"
 
     def summary(self) -> dict[str, Any]:
         """Scalar results as a JSON-ready dict (units in the keys)."""
@@ -108,8 +126,11 @@ class Sizing:
                 "pv_kwp", "battery_kwh", "battery_kw", "generator_kw", "import_limit_kw",
                 "total_annual_cost_usd", "served_energy_mwh_per_year", "lcoe_usd_per_mwh",
                 "emissions_t_per_year", "status", "mip_gap", "build_time_s", "solve_time_s",
+                "method",
             )
         }
+        if len(self.generator_kw_by_technology) > 1:
+            out["generator_kw_by_technology"] = dict(self.generator_kw_by_technology)
         out["annual_cost_usd"] = dict(self.annual_cost_usd)
         return out
 
@@ -193,6 +214,8 @@ def prepare_inputs(
     max_dump_load_kw: float = 0.0,
     pv_area_ha: float | None = None,
     pv_kwp_per_ha: float | None = None,
+    extra_generators: Sequence[PricedGenerator] = (),
+    generator_name: str = "generator",
 ) -> tuple[ModelInputs, pd.DatetimeIndex]:
     """Validate the inputs of :func:`size` and turn them into :class:`ModelInputs`."""
     load = _as_load(load_kw)
@@ -245,6 +268,9 @@ def prepare_inputs(
             f"cap), got {max_dump_load_kw!r}."
         )
     max_pv_kwp = _land_limit_kwp(max_pv_kwp, pv_area_ha, pv_kwp_per_ha)
+    if not isinstance(generator_name, str) or not generator_name.strip():
+        raise InputError(f"size: generator_name must be a non-empty label, got {generator_name!r}.")
+    extra = _check_extra_generators(extra_generators, generator, generator_name)
     if carbon is not None and not isinstance(carbon, Carbon):
         raise InputError(f"size: carbon must be a microgrid.Carbon or None, got {carbon!r}.")
     month, month_weight = _months(index)
@@ -272,8 +298,38 @@ def prepare_inputs(
         carbon_price_usd_per_t=carbon.price_usd_per_t if carbon else 0.0,
         carbon_cap_t_per_year=carbon.cap_t_per_year if carbon else None,
         dump_load_max_kw=float(max_dump_load_kw),
+        generators=extra,
+        generator_name=generator_name,
     )
     return data, index
+
+
+def _check_extra_generators(extra: Any, generator: Generator,
+                            main: str) -> tuple[PricedGenerator, ...]:
+    """The further generator technologies as a tuple, each a PricedGenerator, names unique."""
+    if extra is None:
+        return ()
+    if isinstance(extra, PricedGenerator) or not isinstance(extra, Sequence):
+        raise InputError(
+            "size: extra_generators must be a sequence of microgrid.PricedGenerator, got "
+            f"{extra!r}; wrap a single one in a list.")
+    extra = tuple(extra)
+    for g in extra:
+        if not isinstance(g, PricedGenerator):
+            raise InputError(
+                f"size: extra_generators holds {g!r}; expected microgrid.PricedGenerator "
+                "(e.g. microgrid.priced_generator('atb2024-moderate', 'diesel')).")
+    names = [g.name for g in extra]
+    if len(set(names)) < len(names) or main in names:
+        raise InputError(
+            f"size: extra_generators need unique names other than the main generator's "
+            f"({main!r}), got {names}.")
+    if extra and generator.unit_commitment:
+        raise InputError(
+            "size: unit commitment (generator.min_load_fraction > 0) takes one generator "
+            f"technology; got {len(extra)} further one(s) in extra_generators. Drop them or "
+            "set min_load_fraction=0 (the LP).")
+    return extra
 
 
 def _land_limit_kwp(max_pv_kwp: float, area_ha: float | None,
@@ -376,6 +432,9 @@ def size(
     time_limit_s: float | None = None,
     mip_gap: float = 1e-4,
     highs_options: Mapping[str, Any] | None = None,
+    extra_generators: Sequence[PricedGenerator] = (),
+    generator_name: str = "generator",
+    method: str = "exact",
 ) -> Sizing:
     """Least-cost sizes and dispatch of PV, battery and generator behind an import limit.
 
@@ -424,6 +483,18 @@ def size(
         once (eq. 24); where the least-cost dispatch needs it to burn energy, ``size``
         raises and says how much. True accepts the battery as a dump load; the energy it
         burns is ``Sizing.burned_by_cycling_kwh``.
+    extra_generators : sequence of PricedGenerator
+        Further generator technologies, each with its own size, prices, emissions and
+        run-hour cap (e.g. diesel backup beside gas engines); LP only.
+    generator_name : str
+        Label of ``generator`` in ``Sizing.generator_kw_by_technology``.
+    method : {"exact", "decompose"}
+        ``"exact"`` (default) solves the whole LP. ``"decompose"`` sizes on the year
+        aggregated into blocks and dispatches the full year at those sizes, iterating with
+        Benders cuts until the cost is certified within :data:`DECOMPOSITION_TOL` of the
+        optimum (``Sizing.mip_gap``; ``docs/formulation.md``, "Decomposition"); it falls back
+        to the exact LP where it does not apply (short horizons, prices or outages that
+        change within a block, unit commitment).
 
     Returns
     -------
@@ -450,6 +521,8 @@ def size(
     438000
     """
     highs_options = check_highs_options(highs_options)  # before any work: nothing reaches files
+    if method not in _METHODS:
+        raise InputError(f"size: method must be one of {list(_METHODS)}, got {method!r}.")
     if not isinstance(allow_simultaneous_charge_discharge, bool):
         raise InputError(
             "size: allow_simultaneous_charge_discharge must be True or False, got "
@@ -470,10 +543,13 @@ def size(
         max_dump_load_kw=max_dump_load_kw,
         pv_area_ha=pv_area_ha,
         pv_kwp_per_ha=pv_kwp_per_ha,
+        extra_generators=extra_generators,
+        generator_name=generator_name,
     )
     check_number(time_limit_s, "size: time_limit_s", gt=0.0, unit="s", optional=True, allow_inf=True)
     check_number(mip_gap, "size: mip_gap", ge=0.0, lt=1.0, hint="A relative gap, e.g. 1e-4.")
-    solve = {"time_limit_s": time_limit_s, "mip_gap": mip_gap, "highs_options": highs_options}
+    solve = {"time_limit_s": time_limit_s, "mip_gap": mip_gap, "highs_options": highs_options,
+             "method": method}
     result, cycling = _size(data, index, solve, export_limit_kw)
     if cycling.any() and not allow_simultaneous_charge_discharge:
         # ties the exact fix-up could not undo, or cycling the optimum needs: a tie-break
@@ -508,10 +584,19 @@ def _cycling_error(result: Sizing, d: ModelInputs, index: pd.DatetimeIndex,
 def _size(data: ModelInputs, index: pd.DatetimeIndex, solve: dict,
           export_limit_kw: float) -> tuple[Sizing, np.ndarray]:
     """Build, solve and read back one model; the steps still cycling after :func:`untangle`."""
+    solve = dict(solve)
+    method = solve.pop("method", "exact")
+    if not data.generator.unit_commitment:
+        return _size_lp(data, index, solve, export_limit_kw, method)
     start = time.perf_counter()
     m = build_model(data)
     build_time_s = time.perf_counter() - start
     res = solve_model(m, **solve)
+    _check_status(res, data, index, export_limit_kw)
+    return _result(m, data, index, res, build_time_s)
+
+
+def _check_status(res, data: ModelInputs, index, export_limit_kw: float) -> None:
     if res.status in ("infeasible", "infeasible_or_unbounded"):
         raise _explain_infeasible(data, index)
     if res.status == "unbounded":
@@ -526,7 +611,92 @@ def _size(data: ModelInputs, index: pd.DatetimeIndex, solve: dict,
             "without a feasible point; raise time_limit_s or aggregate time "
             "(microgrid.coarsen)."
         )
-    return _result(m, data, index, res, build_time_s)
+
+
+def _size_lp(data: ModelInputs, index: pd.DatetimeIndex, solve: dict, export_limit_kw: float,
+             method: str) -> tuple[Sizing, np.ndarray]:
+    """The LP through :mod:`microgrid.lp` (direct to HiGHS): whole, or decomposed."""
+    if method == "decompose" and not solve["highs_options"]:
+        start = time.perf_counter()
+        dec = decompose(data, tol=DECOMPOSITION_TOL, time_limit_s=solve["time_limit_s"])
+        if dec is not None:
+            elapsed = time.perf_counter() - start
+            solved = dec.master_time_s + dec.dispatch_time_s
+            return _result_lp(dec.lp, dec.x, dec.sizes, data, index, "optimal", dec.gap,
+                              elapsed - solved, solved, "decompose")
+    start = time.perf_counter()
+    lp = build_lp(data)
+    h = to_highs(lp)
+    build_time_s = time.perf_counter() - start
+    res, x = solve_highs(h, len(index), time_limit_s=solve["time_limit_s"],
+                         highs_options=solve["highs_options"], kw_per_pu=lp.kw_per_pu)
+    _check_status(res, data, index, export_limit_kw)
+    return _result_lp(lp, x, lp.size_values(x), data, index, res.status,
+                      0.0 if not math.isfinite(res.mip_gap) else res.mip_gap, build_time_s,
+                      res.solve_time_s, "exact")
+
+
+def _result_lp(lp: Lp, x: np.ndarray, sizes: dict, d: ModelInputs, index, status: str,
+               gap: float, build_time_s: float, solve_time_s: float,
+               method: str) -> tuple[Sizing, np.ndarray]:
+    u = lp.kw_per_pu
+
+    def kw(name: str) -> np.ndarray:
+        return x[lp.cols[name]] * u if name in lp.cols else np.zeros(len(index))
+
+    outs = [x[c] * u for c in lp.cols["generator_outs"]]
+    specs = generator_specs(d)
+    pv_kwp = sizes["pv_size"] * u
+    pv_used = kw("pv")
+    columns = {
+        "load_kw": d.load_kw,
+        "pv_kw": pv_used,
+        "pv_curtailed_kw": np.clip(d.pv_kw_per_kwp * pv_kwp - pv_used, 0.0, None),
+        "battery_charge_kw": kw("charge"),
+        "battery_discharge_kw": kw("discharge"),
+        "battery_soc_kwh": np.roll(kw("soc"), 1),
+        "generator_kw": np.sum(outs, axis=0),
+        "grid_import_kw": kw("import"),
+        "grid_export_kw": kw("export"),
+        "dump_load_kw": kw("dump"),
+    }
+    if len(specs) > 1:
+        columns.update({f"generator_{g.name}_kw": out for g, out in zip(specs, outs, strict=True)})
+    dispatch = pd.DataFrame(columns, index=index)
+    eta = d.battery.round_trip_efficiency
+    dispatch, cycling = untangle(dispatch, eta, d.dump_load_max_kw, 1e-6 * u)
+    values = lp.term_values(x, sizes)
+    values.pop("cycling_penalty", None)
+    terms = {k: values.pop(k, 0.0) for k in _TERMS}
+    terms.update(values)  # unserved, dump load (diagnostic prices) where present
+    total = float(sum(terms.values()))
+    served_mwh = float(d.load_kw.sum() * d.dt_h * d.annual_factor / 1000.0)
+    by_tech = {g.name: sizes[f"generator_size_{j}"] * u for j, g in enumerate(specs)}
+    gen_kg = sum(g.emission_kg_per_kwh * float(out.sum()) for g, out in zip(specs, outs, strict=True))
+    return Sizing(
+        pv_kwp=pv_kwp,
+        battery_kwh=sizes["battery_energy"] * u,
+        battery_kw=sizes["battery_power"] * u,
+        generator_kw=float(sum(by_tech.values())),
+        import_limit_kw=(sizes["import_limit"] * u if "import_limit" in sizes
+                         else float(d.import_limit_kw)),
+        annual_cost_usd=MappingProxyType(terms),
+        total_annual_cost_usd=total,
+        served_energy_mwh_per_year=served_mwh,
+        lcoe_usd_per_mwh=total / served_mwh if served_mwh > 0 else math.nan,
+        emissions_t_per_year=float(
+            (d.grid_kg_per_kwh @ dispatch["grid_import_kw"].to_numpy() + gen_kg)
+            * d.dt_h * d.annual_factor / 1000.0
+        ),
+        dispatch=dispatch,
+        status=status,
+        mip_gap=gap,
+        build_time_s=build_time_s,
+        solve_time_s=solve_time_s,
+        burned_by_cycling_kwh=float(burned_kw(dispatch, eta)[cycling].sum() * d.dt_h),
+        generator_kw_by_technology=MappingProxyType(by_tech),
+        method=method,
+    ), cycling
 
 
 def _result(m, d: ModelInputs, index, res, build_time_s: float) -> tuple[Sizing, np.ndarray]:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyomo.environ as pyo
 from pyomo.common.gc_manager import PauseGC
 from pyomo.contrib.appsi.base import TerminationCondition
@@ -22,7 +23,7 @@ from pyomo.contrib.appsi.solvers import Highs
 from aiload.errors import AiloadError, InputError
 
 __all__ = ["SolveResult", "SizingInfeasibleError", "solve_model", "PRIMAL_SIMPLEX_MIN_STEPS",
-           "HIGHS_OPTIONS", "check_highs_options"]
+           "HIGHS_OPTIONS", "check_highs_options", "solve_highs"]
 
 _ON_OFF = ("off", "choose", "on")
 #: the HiGHS options ``highs_options`` may set: only ones that change how the solve runs.
@@ -283,3 +284,52 @@ def solve_model(
         gap = float(highs.getInfo().primal_dual_objective_error)
         bound = obj - gap * abs(obj)
     return SolveResult(status, obj, bound, gap, elapsed, has_solution)
+
+
+_HIGHS_STATUS = {
+    "kOptimal": "optimal",
+    "kTimeLimit": "time_limit",
+    "kInfeasible": "infeasible",
+    "kUnbounded": "unbounded",
+    "kUnboundedOrInfeasible": "infeasible_or_unbounded",
+}
+
+
+def solve_highs(h, n_steps: int, *, time_limit_s: float | None = None,
+                highs_options: Mapping[str, Any] | None = None, kw_per_pu: float = 1.0,
+                ) -> tuple[SolveResult, Any]:
+    """Solve an LP held by a ``highspy.Highs`` (:func:`microgrid.lp.to_highs`) with the
+    method rules of :func:`solve_model`; returns the result and the column values [pu]
+    (None without a solution). The objective is unscaled with ``kw_per_pu``."""
+    import highspy  # noqa: PLC0415
+
+    options: dict[str, Any] = {"solver": "simplex"}
+    if n_steps > PRIMAL_SIMPLEX_MIN_STEPS:
+        options["simplex_strategy"] = 4
+    if time_limit_s is not None:
+        options["time_limit"] = float(time_limit_s)
+    extra = check_highs_options(highs_options)
+    _check_solver_built(extra)
+    if "threads" in extra:
+        reset = getattr(highspy.Highs, "resetGlobalScheduler", None)
+        if reset is not None:
+            reset(True)
+    options.update(extra)
+    for name, value in options.items():
+        h.setOptionValue(name, value)
+    start = time.perf_counter()
+    h.run()
+    elapsed = time.perf_counter() - start
+    model_status = h.getModelStatus()
+    status = _HIGHS_STATUS.get(model_status.name, model_status.name)
+    info = h.getInfo()
+    has_solution = status in ("optimal", "time_limit") and info.primal_solution_status == 2
+    x = np.asarray(h.getSolution().col_value) if has_solution else None
+    obj = float(info.objective_function_value) * kw_per_pu if has_solution else math.nan
+    gap = 0.0 if status == "optimal" else math.nan
+    no_vertex = options.get("solver") == "pdlp" or (
+        options.get("solver") in ("ipm", "ipx", "hipo") and options.get("run_crossover") == "off")
+    if has_solution and no_vertex:
+        gap = float(info.primal_dual_objective_error)
+    bound = obj - gap * abs(obj) if math.isfinite(gap) else math.nan
+    return SolveResult(status, obj, bound, gap, elapsed, has_solution), x

@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 import microgrid as mg
-import microgrid.solve as mg_solve
 from aiload.errors import InputError
 from microgrid.solve import HIGHS_OPTIONS, check_highs_options
 
@@ -72,16 +71,16 @@ def test_bad_options_name_the_option(options, message):
 
 def test_allowed_options_reach_highs(monkeypatch):
     seen = {}
-    real = mg_solve.Highs
+    real = highspy.Highs
 
-    class Spy(real):
-        def solve(self, model):
-            seen.update(self.highs_options)
-            return super().solve(model)
+    class Spy(real):  # the LP goes to HiGHS directly (microgrid.lp), options one by one
+        def setOptionValue(self, name, value):
+            seen[name] = value
+            return super().setOptionValue(name, value)
 
     # a solve before: HiGHS' thread pool exists with its default size when threads=1 comes
     mg.size(_load(), pv_availability=None, costs=_costs(), import_limit_kw=2000)
-    monkeypatch.setattr(mg_solve, "Highs", Spy)
+    monkeypatch.setattr(highspy, "Highs", Spy)
     sizing = mg.size(_load(), pv_availability=None, costs=_costs(), import_limit_kw=2000,
                      highs_options={"time_limit": 30, "threads": 1, "solver": "ipm",
                                     "primal_feasibility_tolerance": 1e-8})
