@@ -170,8 +170,13 @@ def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
                 r_new = 1.0 if not math.isfinite(limit) else _levels(rep, rep.r * (1.0 + share))
                 if r_new <= rep.r:
                     break
+                before = rep.r
                 _apply_cap(rep, r_new, t)
-                if float(rep.project(a, b).max()) > limit - margin or r_new >= 1.0:
+                peak = float(rep.project(a, b).max())
+                if peak > limit:
+                    _apply_cap(rep, before, t)  # the estimate was too bold: keep the cap
+                    break
+                if peak > limit - margin or r_new >= 1.0:
                     break
         elif lever == "inference" and not rep.services.neutral:
             g = rep.gain(a, b)
