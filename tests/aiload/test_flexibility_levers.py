@@ -261,3 +261,21 @@ def test_a_cooling_lag_is_in_the_projection():
     assert (p["facility_kw"] <= p["limit_kw"] + 1e-9).all()
     lagged = p["cooling_kw"] > 0.3 * p["it_kw"] + 1e-6  # above the steady PUE share
     assert lagged.iloc[:5].all()
+
+
+def test_new_starts_are_held_while_jobs_are_paused():
+    lever = DeferralLever(checkpoint_s=120.0, restart_s=300.0, response_s=30.0)
+    flex = FlexibilitySpec(merit_order=("deferral",), deferral=lever)
+    spec = one_job(duration_s=7200.0, fleet=8, idle_w=500.0, arrivals=(0.0, 2400.0), flex=flex)
+    limit = pd.Series([7.0, np.inf], index=[START + pd.Timedelta("30min"),
+                                            START + pd.Timedelta("60min")])
+    got = run(spec, limit, end="4h")
+    starts = (got.jobs["start"] - START).dt.total_seconds().tolist()
+    ends = (got.jobs["end"] - START).dt.total_seconds().tolist()
+    # the first job as in the one-job case; the second, due at 2400 s, waits for the limit
+    # to lift (3600 s) and then runs its 7200 s
+    assert starts == [0.0, 3600.0] and ends == [9240.0, 10800.0]
+    assert got.jobs["delay_s"].tolist() == [2040.0, 1200.0]
+    p = got.power.iloc[33:60]
+    assert (p["facility_kw"] <= p["limit_kw"]).all()
+    assert got.meta["flexibility"]["work_shifted_node_h"] == 0.0
