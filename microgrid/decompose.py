@@ -132,21 +132,6 @@ def _run(h, options: dict) -> float:
     return time.perf_counter() - start
 
 
-def _dispatch(sub, options: dict, cold_s: float | None) -> tuple[float, bool]:
-    """Solve the subproblem: from the last basis (dual simplex; cheap after a small change of
-    the sizes), given at most half the time a cold solve took; else afresh with presolve
-    (cheaper per iteration after a large change). Returns (seconds, whether it ran cold)."""
-    import highspy  # noqa: PLC0415
-
-    if cold_s is None:
-        return _run(sub, options), True
-    elapsed = _run(sub, {**options, "time_limit": max(0.1, 0.5 * cold_s)})
-    if sub.getModelStatus() != highspy.HighsModelStatus.kTimeLimit:
-        return elapsed, False
-    sub.clearSolver()
-    return elapsed + _run(sub, {**options, "time_limit": highspy.kHighsInf}), True
-
-
 def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
               time_limit_s: float | None = None) -> Decomposition | None:
     """Benders decomposition of the sizing LP ``d`` (module docstring); None where it does not
@@ -178,7 +163,6 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
     sub = to_highs(sub_lp)
     options = {"solver": "simplex"}
     t_master = t_sub = 0.0
-    cold_s = None
     best = None
     upper, lower = math.inf, -math.inf
     step = 1.0
@@ -201,12 +185,10 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
         if len(rows):
             sub.changeRowsBounds(len(rows), rows.astype(np.int32),
                                  np.full(len(rows), -inf), row_hi)
-        elapsed, cold = _dispatch(sub, options, cold_s)
-        t_sub += elapsed
+        # from the last basis: dual simplex after a change of bounds
+        t_sub += _run(sub, options)
         if sub.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             return None
-        if cold:
-            cold_s = max(cold_s or 0.0, elapsed)
         sol = sub.getSolution()
         x = np.asarray(sol.col_value)
         q = sub.getInfo().objective_function_value
