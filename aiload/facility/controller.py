@@ -125,6 +125,10 @@ def _pause(rep: Replay, a: int, b: int, t: float, limit: float) -> bool:
         rep.plans.pause(j, t, lever.checkpoint_s, mean_w)
         rep.running_touched.discard(j)
         rep.paused[j] = t + lever.checkpoint_s
+        # what the pause saves once the checkpoint is written, until it resumes
+        rep.plans._box(rep.pause_saved_w, t + lever.checkpoint_s, rep.plans.horizon_s,
+                       rep.plans.nodes[j] * (mean_w - rep.idle_w))
+        rep.pause_w[j] = rep.plans.nodes[j] * (mean_w - rep.idle_w)
         got += rep.plans.nodes[j] * (mean_w - rep.idle_w)
         if got >= need_w:
             break
@@ -157,6 +161,7 @@ def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
                     break
                 rep.start_job(j, t, t, after_s=rep.flex.deferral.restart_s)
                 del rep.paused[j]
+                rep.plans._box(rep.pause_saved_w, t, rep.plans.horizon_s, -rep.pause_w.pop(j))
                 room_w -= est
                 free -= rep.plans.nodes[j]
             if not rep.paused:

@@ -98,16 +98,19 @@ def _events(rep, power: pd.DataFrame, start: pd.Timestamp, freq_s: float) -> pd.
         inf_kw = float(np.mean(-rep.services.d_w[s0:s1])) * g
         bat_kw = float(np.mean(np.maximum(bat_h[s0:s1], 0.0)))
         total = float(np.mean(curtailed[i0:i1]))
-        # what the changed schedule adds or saves beyond the direct savings (slowed jobs
-        # running on, displaced jobs, checkpoints) goes with the lever that changed it
-        rest = total - bat_kw - inf_kw - cap_kw
-        defer_kw = 0.0
-        if "deferral" in ev["levers"] or not ({"power_cap", "inference"} & ev["levers"]):
-            defer_kw = rest
-        elif "power_cap" in ev["levers"]:
-            cap_kw += rest
+        # the jobs' share of the cut (what is not battery or inference) goes to the caps and
+        # the pauses in proportion to their direct savings (a capped job's uncapped-
+        # equivalent power, a paused job's power above idle); what a changed schedule adds
+        # or saves beyond them (jobs running on, displaced starts) is shared the same way
+        jobs_kw = total - bat_kw - inf_kw
+        pause_kw = float(np.mean(rep.pause_saved_w[s0:s1])) * g
+        if cap_kw + pause_kw > 0:
+            defer_kw = jobs_kw * pause_kw / (cap_kw + pause_kw)
+            cap_kw = jobs_kw - defer_kw
+        elif "inference" in ev["levers"]:
+            defer_kw, cap_kw, inf_kw = 0.0, 0.0, inf_kw + jobs_kw
         else:
-            inf_kw += rest
+            defer_kw, cap_kw = jobs_kw, 0.0  # starts held or moved
         respond = max((rep.flex.response_s(lv) + (rep.flex.deferral.checkpoint_s
                                                   if lv == "deferral" else 0.0)
                        for lv in ev["levers"]), default=0.0)

@@ -88,6 +88,8 @@ class Replay:
         self.r = 1.0
         self.order = self.flex.merit_order
         self.paused: dict[int, float] = {}  # job -> time its checkpoint is written
+        self.pause_w: dict[int, float] = {}  # job -> power its pause saves [W]
+        self.pause_saved_w = np.zeros(self.n)  # power the pauses save, per step [W]
         self.waiting: deque[int] = deque()
         self.limits = np.full(self.n_periods, np.inf)
         self.events: list[dict] = []
