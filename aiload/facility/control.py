@@ -5,7 +5,8 @@ and the checks.
 (each value held until the next; NaN or +inf, and the time before the first value: no limit)
 or a callable ``limit(time, state) -> kW`` called once at the start of every control period,
 in time order, with the :class:`FacilityState` of the period just ended. The replay that
-meets the limit is :func:`aiload.facility.replay.run_controlled`.
+meets the limit: its state in :class:`aiload.facility.replay.Replay`, its loop in
+:func:`aiload.facility.controller.run`, its outputs in :mod:`aiload.facility.flexout`.
 """
 
 from __future__ import annotations
