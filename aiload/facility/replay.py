@@ -130,6 +130,7 @@ class Replay:
         self.ol_end = np.where(ok, start_s + jobs.duration_s, -np.inf)
         self.ptr = int(np.searchsorted(self.start_sorted, 0.0, side="left"))
         self.smallest_job_nodes = float(jobs.nodes.min()) if len(jobs) else 0.0
+        self.longest_s = float(jobs.duration_s.max()) if len(jobs) else 0.0
         self.mean_w: dict[int, float] = {}  # per node [W], filled when first asked for
         self._speeds: dict[float, float] = {}
         self.running_touched: set[int] = set()
@@ -145,7 +146,9 @@ class Replay:
 
     def running(self, t: float) -> list[int]:
         """Jobs running at ``t`` (progress going on, not in a checkpoint or restart)."""
-        untouched = self.by_start[: np.searchsorted(self.start_sorted, t, side="right")]
+        # only jobs started within the longest duration before ``t`` can still run
+        lo = int(np.searchsorted(self.start_sorted, t - self.longest_s, side="left"))
+        untouched = self.by_start[lo: np.searchsorted(self.start_sorted, t, side="right")]
         untouched = untouched[self.ol_end[untouched] > t]
         out = [int(j) for j in untouched if not self.plans.touched(int(j))]
         done = []
