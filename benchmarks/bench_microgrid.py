@@ -1,19 +1,20 @@
-"""Microgrid sizing: build and solve time of an hourly and a 15-minute year, Pyomo vs linopy.
+"""Microgrid sizing: an hourly and a 15-minute campus year sized end to end, beside linopy.
 
 The load is aiload's simulated ``campus-100mw`` facility for 2025 (seed 0), with PV
 (bundled Greensboro TMY), battery, generator, an import limit of 70 MW and a demand charge,
-priced as in docs/microgrid.md. The baseline, measured in the same run, is the same LP
-built with linopy (``benchmarks/microgrid_linopy.py``, in kW and USD, unscaled) and solved
-by HiGHS' interior point method, the fastest HiGHS option on the unscaled LP (its dual
-simplex had not finished after 5 min). ``microgrid`` solves its per-unit model with dual
-simplex. Targets (issue 6, 2-core machine): hourly year built < 2 s, solved < 30 s.
-A like-for-like row (issue 17) solves the linopy model on the same per-unit data
-(:func:`per_unit_inputs`: every kW and kWh divided by ``kw_per_pu``) with the same HiGHS dual
-simplex, so the two interfaces differ only in how they build and hand over the model.
+priced as in docs/microgrid.md. Each year is sized end to end by ``microgrid.size`` (input
+checks, build, HiGHS, dispatch read back) twice: ``method="exact"`` (the whole LP, handed to
+HiGHS as arrays, per-unit, dual simplex; primal simplex above 20,000 steps) and
+``method="decompose"`` (Benders on an aggregated master, full-year dispatch subproblems,
+certified within 1e-4). The baseline, in the same run, is the independent linopy formulation
+(``benchmarks/microgrid_linopy.py``) built on the same per-unit data
+(:func:`per_unit_inputs`) and solved by the same HiGHS method in memory (``io_api="direct"``):
+like for like, so the rows compare interfaces and methods, not units. Targets (issue 17):
+hourly year <= 5 s, 15-minute year <= 60 s end to end; the decomposition within 0.1 % of the
+exact objective.
 
-``run(quick=True)`` does the hourly year only; the 15-minute year (35,040 steps) runs
-otherwise. Measured figures and the machine load are in docs/microgrid.md. Timings depend
-on machine load: the ratios to the baseline measured in the same run are steadier.
+``run(quick=True)`` does the hourly year only. Timings depend on machine load (other
+processes share the 2 cores): the ratios measured in the same run are steadier.
 """
 
 from __future__ import annotations
@@ -27,24 +28,24 @@ import pandas as pd
 
 import aiload
 import microgrid as mg
-from microgrid.model import ModelInputs, build_model, kw_per_pu
+from microgrid.model import ModelInputs, kw_per_pu
 from microgrid.sizing import prepare_inputs
-from microgrid.solve import PRIMAL_SIMPLEX_MIN_STEPS, solve_model
+from microgrid.solve import PRIMAL_SIMPLEX_MIN_STEPS
 
 try:  # python -m benchmarks (package) or python benchmarks/bench_microgrid.py
     from benchmarks.microgrid_linopy import build_linopy
 except ImportError:  # pragma: no cover
     from microgrid_linopy import build_linopy
 
-__all__ = ["run", "campus_inputs", "per_unit_inputs"]
+__all__ = ["run", "campus_problem", "campus_inputs", "per_unit_inputs"]
 
 START = pd.Timestamp("2025-01-01", tz="UTC")
 END = pd.Timestamp("2026-01-01", tz="UTC")
 LIMIT_KW = 70_000.0
 
 
-def campus_inputs(freq: str):
-    """ModelInputs of the campus-100mw 2025 sizing at step ``freq``."""
+def campus_problem(freq: str) -> dict:
+    """Keyword arguments of ``microgrid.size`` for the campus-100mw 2025 sizing at ``freq``."""
     load = aiload.facility(
         "campus-100mw", start=START, end=END, freq=freq, seed=0, progress=False
     ).power["facility_kw"]
@@ -58,14 +59,15 @@ def campus_inputs(freq: str):
         fuel_usd_per_kwh=0.08,
         demand_charge_usd_per_kw_month=15.0,
     )
-    data, _ = prepare_inputs(
-        load,
-        pv_availability=mg.pv_availability(index=load.index),
-        costs=costs,
-        battery=mg.Battery(),
-        generator=mg.Generator(emission_kg_per_kwh=0.45),
-        import_limit_kw=LIMIT_KW,
-    )
+    return dict(load_kw=load, pv_availability=mg.pv_availability(index=load.index),
+                costs=costs, battery=mg.Battery(),
+                generator=mg.Generator(emission_kg_per_kwh=0.45), import_limit_kw=LIMIT_KW)
+
+
+def campus_inputs(freq: str) -> ModelInputs:
+    """ModelInputs of the campus-100mw 2025 sizing at step ``freq``."""
+    kw = campus_problem(freq)
+    data, _ = prepare_inputs(kw.pop("load_kw"), **kw)
     return data
 
 
@@ -100,66 +102,69 @@ def _row(name, value, unit, baseline_name, baseline_value, target, passed):
                 baseline_value=baseline_value, ratio=ratio, target=target, passed=passed)
 
 
-def _measure(label: str, data, *, targets: bool, solve_linopy: bool) -> list[dict]:
+def _say(text: str) -> None:
+    print(f"  {text}", file=sys.stderr, flush=True)
+
+
+def _linopy_pu(data: ModelInputs, method: str) -> tuple[float, float]:
+    """Build + solve the linopy model on the per-unit data; (seconds, objective [USD/yr])."""
+    scaled, u = per_unit_inputs(data)
     t0 = time.perf_counter()
-    m = build_model(data)
-    build_s = time.perf_counter() - t0
-    print(f"  {label}: pyomo built in {build_s:.2f} s", file=sys.stderr, flush=True)
-    res = solve_model(m)
-    print(f"  {label}: pyomo/HiGHS {res.status} in {res.solve_time_s:.1f} s, objective "
-          f"{res.objective_usd:,.2f} USD/yr, gap {res.mip_gap:.1e}", file=sys.stderr, flush=True)
+    lm = build_linopy(scaled)
+    options = {"solver": "simplex"}
+    if method == "primal simplex":
+        options["simplex_strategy"] = 4
+    lm.solve(solver_name="highs", io_api="direct", progress=False, output_flag=False,
+             **options)
+    return time.perf_counter() - t0, u * float(lm.objective.value)
+
+
+def _measure(label: str, freq: str, target_s: float, *, exact: bool = True,
+             baseline: bool = True) -> list[dict]:
+    problem = campus_problem(freq)
+    data, _ = prepare_inputs(**{**problem, "load_kw": problem["load_kw"]})
+    steps = len(data.load_kw)
+    method = "primal simplex" if steps > PRIMAL_SIMPLEX_MIN_STEPS else "dual simplex"
+    rows = []
+    lin_s = lin_obj = None
+    if baseline:
+        lin_s, lin_obj = _linopy_pu(data, method)
+        _say(f"{label}: linopy pu {method} built + solved in {lin_s:.1f} s, {lin_obj:,.2f} USD/yr")
+    ref = None
+    if exact:
+        t0 = time.perf_counter()
+        ref = mg.size(**problem, method="exact")
+        exact_s = time.perf_counter() - t0
+        _say(f"{label}: size(exact) {exact_s:.1f} s (build {ref.build_time_s:.2f} s, HiGHS "
+             f"{ref.solve_time_s:.1f} s), {ref.total_annual_cost_usd:,.2f} USD/yr")
+        rows.append(_row(f"{label}: size() end to end, exact LP ({method})", exact_s, "s",
+                         f"linopy pu, {method}", lin_s, f"<= {target_s:g} s",
+                         exact_s <= target_s))
+        if lin_obj is not None:
+            diff = abs(ref.total_annual_cost_usd - lin_obj) / abs(lin_obj)
+            rows.append(_row(f"{label}: objective |exact - linopy| / linopy", diff, "-",
+                             "linopy objective [USD/yr]", lin_obj, "< 1e-6", diff < 1e-6))
     t0 = time.perf_counter()
-    lm = build_linopy(data)
-    lin_build_s = time.perf_counter() - t0
-    rows = [
-        _row(f"{label} build, pyomo / linopy", build_s, "s", "linopy build", lin_build_s,
-             "< 2 s" if targets else "-", build_s < 2 if targets else None),
-    ]
-    if solve_linopy:
-        t0 = time.perf_counter()
-        lm.solve(solver_name="highs", io_api="direct", progress=False, output_flag=False,
-                 solver="ipm")
-        lin_solve_s = time.perf_counter() - t0
-        rows.append(_row(f"{label} solve, pyomo pu dual simplex / linopy kW ipm",
-                         res.solve_time_s, "s", "linopy solve", lin_solve_s,
-                         "< 30 s" if targets else "-",
-                         res.solve_time_s < 30 if targets else None))
-        gap = abs(res.objective_usd - float(lm.objective.value)) / abs(res.objective_usd)
-        rows.append(_row(f"{label} objective, |pyomo - linopy| / pyomo", gap, "-",
-                         "linopy objective", float(lm.objective.value), "< 1e-6", gap < 1e-6))
-        # like for like: the same per-unit data, the same HiGHS dual simplex
-        scaled, u = per_unit_inputs(data)
-        t0 = time.perf_counter()
-        lpu = build_linopy(scaled)
-        lpu.solve(solver_name="highs", io_api="direct", progress=False, output_flag=False,
-                  solver="simplex")
-        lpu_s = time.perf_counter() - t0
-        print(f"  {label}: linopy pu dual simplex built + solved in {lpu_s:.1f} s",
-              file=sys.stderr, flush=True)
-        rows.append(_row(f"{label} build + solve, pyomo / linopy, both pu dual simplex",
-                         build_s + res.solve_time_s, "s", "linopy pu build + solve", lpu_s,
-                         "-", None))
-        lgap = abs(res.objective_usd - u * float(lpu.objective.value)) / abs(res.objective_usd)
-        rows.append(_row(f"{label} objective, |pyomo - linopy pu| / pyomo", lgap, "-",
-                         "linopy pu objective [USD/yr]", u * float(lpu.objective.value),
-                         "< 1e-6", lgap < 1e-6))
-    else:
-        method = ("primal simplex" if len(data.load_kw) > PRIMAL_SIMPLEX_MIN_STEPS
-                  else "dual simplex")
-        rows.append(_row(f"{label} solve (pu, HiGHS {method})", res.solve_time_s, "s",
-                         "-", None, "< 600 s", res.status == "optimal"
-                         and res.solve_time_s < 600))
-        rows.append(_row(f"{label} duality gap (HiGHS primal-dual objective error)",
-                         res.mip_gap, "-", "-", None, "< 1e-6", res.mip_gap < 1e-6))
+    dec = mg.size(**problem, method="decompose")
+    dec_s = time.perf_counter() - t0
+    _say(f"{label}: size(decompose) {dec_s:.1f} s ({dec.method}, certified gap "
+         f"{dec.mip_gap:.1e}), {dec.total_annual_cost_usd:,.2f} USD/yr")
+    rows.append(_row(f"{label}: size() end to end, decompose ({dec.method})", dec_s, "s",
+                     f"linopy pu, {method}", lin_s, f"<= {target_s:g} s", dec_s <= target_s))
+    exact_obj = ref.total_annual_cost_usd if ref is not None else lin_obj
+    if exact_obj is not None:
+        err = (dec.total_annual_cost_usd - exact_obj) / abs(exact_obj)
+        rows.append(_row(f"{label}: decompose - exact objective, relative (certified gap "
+                         f"{dec.mip_gap:.1e})", err, "-", "exact objective [USD/yr]",
+                         exact_obj, "<= 1e-3", -1e-9 <= err <= 1e-3))
     return rows
 
 
 def run(quick: bool = False) -> list[dict]:
-    """Build/solve times of the campus sizing (see module docstring)."""
-    rows = _measure("hourly year", campus_inputs("1h"), targets=True, solve_linopy=True)
+    """End-to-end sizing times of the campus year (see module docstring)."""
+    rows = _measure("hourly year", "1h", 5.0)
     if not quick:
-        rows += _measure("15-min year", campus_inputs("15min"), targets=False,
-                         solve_linopy=False)
+        rows += _measure("15-min year", "15min", 60.0)
     return rows
 
 

@@ -4,7 +4,8 @@ Written array-wise from ``docs/formulation.md`` (not from ``microgrid/model.py``
 tests and the benchmark can check the Pyomo model's optimum against it. It covers the LP
 (no unit commitment): PV, battery, generator, import limit (given or priced), export,
 demand charge, outages, ramp limit, carbon price and cap, generator run-hour cap (eq. 25),
-battery cycle cap (eq. 26) and throughput price (eq. 27). Lives outside the package on
+battery cycle cap (eq. 26) and throughput price (eq. 27), and further generator technologies
+(``ModelInputs.generators``, each with its own size, prices, emissions and run-hour cap). Lives outside the package on
 purpose: ``microgrid`` does not depend on linopy.
 """
 
@@ -46,8 +47,22 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
     imp = m.add_variables(0, upper_grid, name="imp")
     exp = m.add_variables(0, upper_export, name="exp")
 
+    # further generator technologies (eqs. 9, 25 per technology), each with its own prices
+    extra = []
+    for j, tech in enumerate(getattr(d, "generators", ()) or ()):
+        size_j = m.add_variables(0, inf(tech.generator.max_power_kw), name=f"p_g{j}")
+        out_j = m.add_variables(0, coords=[time], name=f"g{j}")
+        m.add_constraints(out_j - size_j <= 0, name=f"g{j}_max")
+        if math.isfinite(tech.generator.max_run_hours_per_year):
+            m.add_constraints(d.annual_factor * d.dt_h * out_j.sum()
+                              <= tech.generator.max_run_hours_per_year * size_j,
+                              name=f"run_hours{j}")
+        extra.append((tech, size_j, out_j))
     m.add_constraints(pv - arr(d.pv_kw_per_kwp) * pv_kwp <= 0, name="pv_avail")
-    m.add_constraints(pv + dis + imp + g - c - exp == arr(d.load_kw), name="balance")
+    supply = pv + dis + imp + g
+    for _, _, out_j in extra:
+        supply = supply + out_j
+    m.add_constraints(supply - c - exp == arr(d.load_kw), name="balance")
     m.add_constraints(c - p_b <= 0, name="c_max")
     m.add_constraints(dis - p_b <= 0, name="d_max")
     m.add_constraints(s - e_b <= 0, name="s_max")
@@ -82,6 +97,8 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
     emissions = (f / 1000.0) * (
         (arr(d.grid_kg_per_kwh) * imp).sum() + d.generator.emission_kg_per_kwh * g.sum()
     )
+    for tech, _, out_j in extra:
+        emissions = emissions + (f / 1000.0) * tech.generator.emission_kg_per_kwh * out_j.sum()
     if d.carbon_cap_t_per_year is not None:
         m.add_constraints(emissions <= d.carbon_cap_t_per_year, name="carbon_cap")
     cost = (
@@ -97,6 +114,8 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
     )
     if not isinstance(capacity_cost, int):
         cost = cost + capacity_cost
+    for tech, size_j, out_j in extra:
+        cost = cost + tech.usd_per_kw_year * size_j + f * tech.fuel_usd_per_kwh * out_j.sum()
     if d.costs.demand_charge_usd_per_kw_month > 0:
         months = pd.RangeIndex(int(d.month.max()) + 1, name="month")
         peak = m.add_variables(0, coords=[months], name="peak")

@@ -27,7 +27,7 @@ from typing import Any
 from aiload._checks import check_number
 from aiload._suggest import suggest
 from aiload.errors import InputError
-from microgrid.inputs import Costs, Generator, capital_recovery_factor
+from microgrid.inputs import Costs, Generator, PricedGenerator, capital_recovery_factor
 
 __all__ = [
     "CostSet",
@@ -38,6 +38,7 @@ __all__ = [
     "technology",
     "technology_names",
     "pv_kwp_per_ha",
+    "priced_generator",
 ]
 
 _BTU_PER_MMBTU = 1e6
@@ -304,21 +305,64 @@ def costs(
         "fuel_usd_per_kwh": 0.0,
     }
     if generator is not None:
-        tech = technology(generator)
-        fuel = t["fuel"]
-        if f"{tech.fuel}_usd_per_mmbtu" not in fuel:
-            raise InputError(f"cost set {name!r} has no price for fuel {tech.fuel!r}.")
-        price = fuel[f"{tech.fuel}_usd_per_mmbtu"] * cs._ratio(fuel[f"{tech.fuel}_source"])
-        r_g = _cpi_ratio(tech.dollar_year, cs.dollar_year)
-        values["generator_usd_per_kw_year"] = r_g * (
-            tech.capex_usd_per_kw * capital_recovery_factor(rate, tech.life_years)
-            + tech.fixed_om_usd_per_kw_year
-        )
-        # fuel is already in the set's dollars; variable O&M moves from the technology's
-        values["fuel_usd_per_kwh"] = (tech.heat_rate_btu_per_kwh / _BTU_PER_MMBTU * price
-                                      + r_g * tech.variable_om_usd_per_mwh / 1000.0)
+        values["generator_usd_per_kw_year"], values["fuel_usd_per_kwh"] = _generator_prices(
+            cs, generator, rate)
     values.update(overrides)
     return Costs(**values)
+
+
+def _generator_prices(cs: CostSet, name: str, rate: float) -> tuple[float, float]:
+    """(capital recovery + fixed O&M [USD/kW/year], fuel + variable O&M [USD/kWh]) of the
+    technology ``name`` in the set's dollars."""
+    tech = technology(name)
+    fuel = cs.table["fuel"]
+    if f"{tech.fuel}_usd_per_mmbtu" not in fuel:
+        raise InputError(f"cost set {cs.name!r} has no price for fuel {tech.fuel!r}.")
+    price = fuel[f"{tech.fuel}_usd_per_mmbtu"] * cs._ratio(fuel[f"{tech.fuel}_source"])
+    r_g = _cpi_ratio(tech.dollar_year, cs.dollar_year)
+    capital = r_g * (tech.capex_usd_per_kw * capital_recovery_factor(rate, tech.life_years)
+                     + tech.fixed_om_usd_per_kw_year)
+    # fuel is already in the set's dollars; variable O&M moves from the technology's
+    return capital, (tech.heat_rate_btu_per_kwh / _BTU_PER_MMBTU * price
+                     + r_g * tech.variable_om_usd_per_mwh / 1000.0)
+
+
+def priced_generator(
+    name: str,
+    technology_name: str,
+    *,
+    year: int | None = None,
+    discount_rate: float = 0.07,
+    **overrides: Any,
+) -> PricedGenerator:
+    """A further generator technology priced by a cost set, for ``size(extra_generators=...)``.
+
+    Parameters
+    ----------
+    name : str
+        A cost set (``cost_set_names()``); it prices the fuel.
+    technology_name : str
+        A technology (``technology_names()``), e.g. ``"diesel"``.
+    year, discount_rate
+        As in :func:`costs` (``year`` is checked against the set).
+    **overrides
+        :class:`Generator` fields, e.g. ``max_power_kw=20_000`` or
+        ``max_run_hours_per_year=50``.
+
+    Examples
+    --------
+    >>> import microgrid as mg
+    >>> g = mg.priced_generator("atb2024-moderate", "diesel")
+    >>> g.name, g.generator.max_run_hours_per_year
+    ('diesel', 100.0)
+    """
+    cs = cost_set(name)
+    cs.check_year(year)
+    rate = check_number(discount_rate, "priced_generator: discount_rate", ge=0.0, lt=1.0,
+                        unit="1/year", hint="Give a real rate as a fraction, e.g. 0.07.")
+    capital, fuel = _generator_prices(cs, technology_name, rate)
+    return PricedGenerator(technology_name, technology(technology_name).generator(**overrides),
+                           capital, fuel)
 
 
 def pv_kwp_per_ha() -> float:
