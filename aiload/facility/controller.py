@@ -96,6 +96,9 @@ def _tighten(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
         elif lever == "deferral":
             if _pause(rep, a, b, t, limit + bat):
                 ev["levers"].add(lever)
+    if bat > 0:
+        # a cap step later in the order may cut more than was left: keep the battery's energy
+        bat = min(bat, max(0.0, float(rep.project(a, b).max()) - limit))
     return bat
 
 

@@ -293,14 +293,17 @@ def test_merit_order_decides_which_lever_goes_first():
         runs[order] = run(spec, limit)
     base = run(one_job(duration_s=7200.0))
     first = runs[("battery", "power_cap")].power
-    # battery first: the jobs run as in the open loop until it is empty (1 kWh at ~1.8 kW,
-    # about 33 min); in the period it runs out the cap takes the rest, and then all
-    out = first["battery_kw"].clip(lower=0)
-    empty = int(np.flatnonzero(out.cumsum() / 60 >= 1.0 - 1e-9)[0])
-    assert 50 < empty < 70 and 0 < out.iloc[empty] < out.iloc[empty - 1]
-    np.testing.assert_array_equal(first["component_kw"].iloc[:empty],
-                                  base.power["component_kw"].iloc[:empty])
-    assert (first["component_kw"].iloc[empty + 2:90] < base.power["component_kw"].iloc[0]).all()
+    # battery first: the jobs run as in the open loop until its energy cannot cover one more
+    # period of the excess (1 kWh at ~1.85 kW, about 32 min), then the cap takes over
+    comp, ref = first["component_kw"].to_numpy(), base.power["component_kw"].to_numpy()
+    cap_on = int(np.flatnonzero(comp < ref)[0])
+    assert 55 < cap_on < 70
+    excess_kw = base.power["facility_kw"].iloc[40] - 9.0
+    used_kwh = first["battery_kw"].iloc[:cap_on].clip(lower=0).sum() / 60
+    assert 1.0 - excess_kw / 60 < used_kwh <= 1.0 + 1e-12
+    np.testing.assert_array_equal(comp[:cap_on], ref[:cap_on])
+    assert (comp[cap_on:90] < ref[0]).all()
+    assert (first["facility_kw"].iloc[30:90] <= 9.0 + 1e-9).all()
     # cap first: once its 5-s response has passed (the next period) the cap covers the whole
     # cut; the battery, acting at once, only bridges the first period
     second = runs[("power_cap", "battery")].power
