@@ -80,14 +80,16 @@ class NetworkState:
         return self._solve(float(p_mw))
 
     def headroom_mw(self, margin: Callable[[dict], float], *, tolerance: float = 1e-4,
-                    p_max_mw: float | None = None) -> float:
+                    p_max_mw: float | None = None, memo: dict | None = None) -> float:
         """Largest facility power [MW] with ``margin(flows) >= 0`` at this background.
 
         ``margin`` maps a flows dict (see :meth:`flows_at`) to a number that falls as the
         facility grows (e.g. ``vm - v_min``). Found from the present operating point by
         secant steps, bisection once bracketed; a power flow that does not converge counts
         as a violation. Returns 0 when even 0 MW breaks it, ``p_max_mw`` (default 4 x the
-        present power + 10 MW) when that does not.
+        present power + 10 MW) when that does not. ``memo`` (a dict kept by the caller
+        between periods) holds the last slope of ``margin`` against power, used for the
+        first step: one power flow usually lands in the band then.
         """
         p_max = 4.0 * max(self.facility_mw, 0.0) + 10.0 if p_max_mw is None else p_max_mw
         aim = 0.5 * tolerance  # aim inside the band [0, tolerance): the safe side
@@ -108,6 +110,9 @@ class NetworkState:
         bad = (p0, g0) if not g0 >= 0 else None  # lowest power found beyond it
         last = (p0, g0)
         p = p0 + max(0.05 * p0, 0.1) * (1.0 if ok else -1.0)
+        slope = math.nan if memo is None else memo.get("slope", math.nan)
+        if math.isfinite(g0) and slope < 0:
+            p = p0 + (aim - g0) / slope
         for _ in range(HEADROOM_ITERATIONS):
             if ok is not None and ok[1] < tolerance:
                 break
@@ -126,6 +131,8 @@ class NetworkState:
             guess = math.nan
             if math.isfinite(gp) and math.isfinite(last[1]) and gp != last[1]:
                 guess = p - (gp - aim) * (p - last[0]) / (gp - last[1])
+                if memo is not None and p != last[0]:
+                    memo["slope"] = (gp - last[1]) / (p - last[0])
             stride = 2.0 * abs(p - last[0]) + 1e-3
             if ok is not None and bad is not None:
                 if not ok[0] < guess < bad[0]:
@@ -223,13 +230,15 @@ class VoltageController:
         self.target_pu = float(vm_min_pu) + float(margin_pu)
         self.watch_pu = float(watch_pu)
         self.band = _Hysteresis(engage_fraction, release_fraction)
+        self.memo: dict = {}
 
     def __call__(self, time, network: NetworkState, facility) -> float:
         if not self.band.active and network.converged and \
                 network.bus_vm_pu > self.target_pu + self.watch_pu:
             return math.inf
         k = network.buses.get_loc(network.bus)
-        head = network.headroom_mw(lambda f: f["vm_pu"][k] - self.target_pu, tolerance=2e-5)
+        head = network.headroom_mw(lambda f: f["vm_pu"][k] - self.target_pu, tolerance=5e-5,
+                                   memo=self.memo)
         return self.band.limit_kw(head, float(facility.demand_kw))
 
 
@@ -260,6 +269,7 @@ class LoadingController:
         self.watch = float(watch_percent)
         self.line_pos, self.trafo_pos = line_pos, trafo_pos
         self.band = _Hysteresis(engage_fraction, release_fraction)
+        self.memo: dict = {}
 
     def worst(self, flows: dict) -> float:
         """Highest loading among the watched branches [%]."""
@@ -273,5 +283,6 @@ class LoadingController:
                 "trafo_loading_percent": network.trafo_loading_percent}) < \
                 self.target - self.watch:
             return math.inf
-        head = network.headroom_mw(lambda f: self.target - self.worst(f), tolerance=0.01)
+        head = network.headroom_mw(lambda f: self.target - self.worst(f), tolerance=0.01,
+                                   memo=self.memo)
         return self.band.limit_kw(head, float(facility.demand_kw))

@@ -132,7 +132,7 @@ def test_voltage_controller_limit_is_the_headroom_by_runpp(case118_run):
         p = row.limit_kw / 1e3
         at = runpp_q(net, 15, p, row.background).res_bus.vm_pu.at[15]
         above = runpp_q(net, 15, p + 0.1, row.background).res_bus.vm_pu.at[15]
-        assert target <= at < target + 2e-5
+        assert target <= at < target + 5e-5
         assert above < target
 
 
