@@ -88,7 +88,9 @@ def schedule_jobs(
     fits the spare nodes (which it then uses up). An arrival that finds jobs waiting and no
     end since the last pass is checked alone against that pass's reservation (it starts
     if it is within the depth, fits and ends by the shadow time or fits the spare nodes;
-    otherwise it queues). An arrival that finds nobody waiting starts if it fits.
+    otherwise it queues; a waiting job that moved into the window since that pass is looked
+    at again at the next end, not here). An arrival that finds nobody waiting starts if it
+    fits.
 
     How it runs. Every arrival is a SimPy timeout; its callback first settles, in order and
     each at its own time, the job ends up to its clock, then handles the arrival. A job end
@@ -215,7 +217,9 @@ def schedule_jobs(
             if bf_valid:
                 # nothing ended since the last pass: the newcomer alone is checked against
                 # that pass's reservation (still valid: every job started since then ends
-                # before the shadow time or uses only spare nodes)
+                # before the shadow time or uses only spare nodes). A full pass here could
+                # also start a job that moved into the window when that pass started jobs
+                # ahead of it: the rule (see Notes) leaves it for the next end's pass
                 if n > free or len(queue) > depth:
                     queue.append(job)
                 elif now + dur[job] <= bf_shadow:
