@@ -1,6 +1,6 @@
 """Screen submission structures of ``colocation-10mw`` against the NLR queue statistics.
 
-Run from the project root: ``python docs/scripts/screen_arrival_structures.py`` (~15 min on
+Run from the project root: ``python docs/scripts/screen_arrival_structures.py`` (~12 min on
 one core; needs no shared data). Only the job layer runs (draw, SimPy schedule: no power), one
 year 2018 at 1 min, seed 1, u = 0.4 and 0.8; it prints the busy fraction (median, P90, std),
 the share of jobs that waited > 1 s, the mean wait of those [h] and the mean wait of all jobs
@@ -141,6 +141,10 @@ def main() -> None:
         ("sweeps k=50, ap=1 + slow (0.05, 48 h)", "sweep", base.tempered(0.0, 1.0),
          {"k": 50, "extra": [(0.05, 48 * 3600.0)]}),
         ("sweeps k=20, preset cox", "sweep", base.tempered(1.0, 0.5), {"k": 20}),
+        ("sweeps k=150, h^0.5 + slow (0.07, 48 h), seed 1", "sweep", base.tempered(0.0, 0.5),
+         {"k": 150, "extra": [(0.07, 48 * 3600.0)]}),
+        ("sweeps k=150, h^0.5 + slow (0.07, 48 h), seed 2", "sweep", base.tempered(0.0, 0.5),
+         {"k": 150, "extra": [(0.07, 48 * 3600.0)], "seed": 2}),
     ]
     print("structure | u | busy median | busy P90 | busy std | queued | wait of queued [h] | "
           "wait of all [h]")
@@ -149,7 +153,7 @@ def main() -> None:
         TENANTS[0] = opts.get("tenants", 1)
         for u in (0.4, 0.8):
             got = (cox_case(u, process) if kind == "cox"
-                   else sweep_case(u, process, opts["k"]))
+                   else sweep_case(u, process, opts["k"], seed=opts.get("seed", 1)))
             print(f"{name} | {u} | {got['median']:.3f} | {got['p90']:.3f} | {got['std']:.3f} | "
                   f"{got['queued']:.3f} | {got['wait_h']:.2f} | {got['wait_all_h']:.2f}",
                   flush=True)
