@@ -32,14 +32,12 @@ def background_of(section, index: pd.DatetimeIndex) -> pd.Series | None:
 
 def facility_call(facility) -> tuple[Any, dict[str, Any]]:
     """``(spec_or_preset, overrides)`` of a ``[facility]`` table (no run arguments)."""
-    from scenarios.studies import facility_kwargs
-
     if facility is None:
         raise InputError("the flexible_interconnection and cosimulate studies run the facility "
                          "model again: call run_grid(..., facility=scenario.facility).")
-    kwargs = facility_kwargs(facility)
-    for key in ("start", "end", "freq", "seed", "replicates", "progress"):
-        kwargs.pop(key, None)
+    kwargs = dict(facility.overrides)  # as scenarios.studies.facility_kwargs, less the run's
+    if facility.utilization is not None:
+        kwargs["utilization"] = facility.utilization
     return facility.to_spec(), kwargs
 
 
