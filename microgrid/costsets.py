@@ -214,6 +214,71 @@ class CostSet:
         value = carbon["price_usd_per_t"][str(self.check_year(year))]
         return value * self._ratio(carbon["source"])
 
+    def figures(self, year: int | None = None,
+                technologies: tuple[str, ...] = ()) -> list[dict[str, str]]:
+        """The figures a sizing takes from this set, each with its source and how it was
+        entered (``transcribed``, ``approximate``, ``derived``; see ``cost_sets.toml``).
+
+        Parameters
+        ----------
+        year : int, optional
+            Cost year (``check_year``).
+        technologies : tuple of str
+            Generator technologies priced by the set (``technology_names()``).
+
+        Returns
+        -------
+        list of dict
+            ``part``, ``figure`` (with units, in the source's dollars), ``entry``,
+            ``source`` (the citation).
+        """
+        y = str(self.check_year(year))
+        t, data = self.table, _table("cost_sets.toml")
+        cite = {k: v["citation"] for k, v in data["sources"].items()}
+        pv, bat, fuel = t["pv"], t["battery"], t["fuel"]
+        rows = [
+            ("PV", f"{pv['capex_usd_per_kwdc'][y]:,.0f} USD/kWdc + "
+                   f"{pv['fixed_om_usd_per_kwdc_year'][y]:g} USD/kWdc-yr, {pv['life_years']} y",
+             pv["entry"], pv["source"]),
+            ("battery", f"{bat['energy_capex_usd_per_kwh'][y]:g} USD/kWh + "
+                        f"{bat['power_capex_usd_per_kw'][y]:g} USD/kW, O&M "
+                        f"{bat['fixed_om_fraction_per_year']:.1%}/yr, {bat['life_years']} y",
+             bat["entry"], bat["source"]),
+            ("grid energy", f"{t['grid']['import_usd_per_kwh']:g} USD/kWh", t["grid"]["entry"],
+             t["grid"]["source"]),
+        ]
+        gens = _table("generators.toml")
+        for name in technologies:
+            raw = gens["technologies"][name]
+            rows.append((f"generator: {name}",
+                         f"{raw['capex_usd_per_kw']:,.0f} USD/kW + "
+                         f"{raw['fixed_om_usd_per_kw_year']:g} USD/kW-yr + "
+                         f"{raw['variable_om_usd_per_mwh']:g} USD/MWh, "
+                         f"{raw['heat_rate_btu_per_kwh']:,.0f} Btu/kWh, {raw['life_years']} y",
+                         raw["entry"], raw["source"]))
+            if "max_run_hours_per_year" in raw:
+                rows.append((f"run-hour cap: {name}", f"{raw['max_run_hours_per_year']:g} h/yr",
+                             "transcribed", raw["max_run_hours_source"]))
+            f = raw["fuel"]
+            rows.append((f"fuel: {f}", f"{fuel[f + '_usd_per_mmbtu']:g} USD/MMBtu",
+                         fuel[f + "_entry"], fuel[f + "_source"]))
+            rows.append((f"CO2 of {f}", f"{gens['fuels'][f]['kg_co2_per_mmbtu']:g} kg/MMBtu",
+                         gens["fuels"][f]["entry"], gens["fuels"][f]["source"]))
+        carbon, land = t["carbon"], data["land"]["pv_fixed_tilt"]
+        rows += [
+            ("carbon price", f"{carbon['price_usd_per_t'][y]:g} USD/t CO2", carbon["entry"],
+             carbon["source"]),
+            ("PV land density", f"{land['kwdc_per_ha']:g} kWdc/ha", land["entry"],
+             land["source"]),
+            ("dollar-year conversion", "CPI-U annual averages", data["cpi_u"]["entry"],
+             data["cpi_u"]["source"]),
+        ]
+        all_cites = {**cite, **{k: v["citation"] for k, v in gens["sources"].items()}}
+        seen: set = set()
+        unique = [r for r in rows if not (r[0] in seen or seen.add(r[0]))]
+        return [{"part": p, "figure": v, "entry": e, "source": all_cites[src]}
+                for p, v, e, src in unique]
+
     def _ratio(self, source: str) -> float:
         sources = _table("cost_sets.toml")["sources"]
         return _cpi_ratio(sources[source]["dollar_year"], self.dollar_year)

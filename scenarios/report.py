@@ -195,7 +195,9 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
 
     if sizing is not None:
         parts.append("<h2>Microgrid sizing and dispatch</h2>")
-        parts.append(report_parts.microgrid_section(summary.get("microgrid", {})))
+        parts.append(report_parts.microgrid_section(
+            summary.get("microgrid", {}),
+            report_parts.microgrid_cost_figures(scenario.microgrid)))
         parts.append(_figs(figures.sizing_figures(sizing, pv), dpi))
 
     parts.append("<h2>Provenance</h2>")

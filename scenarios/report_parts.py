@@ -16,7 +16,7 @@ import pandas as pd
 from scenarios.formatting import number, quantity, split_unit
 
 __all__ = ["esc", "table", "cell", "quantities", "unavailable_note", "inference_note",
-           "microgrid_section", "profile_sources"]
+           "microgrid_section", "profile_sources", "cost_table", "microgrid_cost_figures"]
 
 
 def esc(value: Any) -> str:
@@ -126,23 +126,67 @@ def inference_note(power: pd.DataFrame | None, meta: dict) -> str:
     return f"<p>{text}.</p>"
 
 
-def microgrid_section(mg: dict) -> str:
-    """Sizes, headline figures and the annual cost by term (with shares) of a sizing."""
+def microgrid_section(mg: dict, cost_figures: list[dict] | None = None) -> str:
+    """Sizes, headline figures, the annual cost by term (USD/yr, USD/MWh served, share) and,
+    when a cost set priced the sizing, the figures it took with their sources."""
     if not mg:
         return ""
     costs = mg.get("annual_cost_usd") or {}
     scalars = {k: v for k, v in mg.items() if k != "annual_cost_usd"}
     out = [quantities(scalars)]
     if isinstance(costs, dict) and costs:
-        total = sum(float(v) for v in costs.values())
-        rows = [(k.replace("_", " "), float(v)) for k, v in costs.items() if float(v) != 0.0]
-        frame = pd.DataFrame(rows, columns=["term", "USD/yr"])
-        frame["share"] = [f"{v / total:.1%}" if total else "n/a" for v in frame["USD/yr"]]
+        out.append("<h3>Annual cost by term</h3>" + cost_table(
+            costs, float(mg.get("served_energy_mwh_per_year") or 0.0)))
         zero = [k.replace("_", " ") for k, v in costs.items() if float(v) == 0.0]
-        out.append("<h3>Annual cost by term</h3>" + table(frame))
         if zero:
             out.append(f'<p class="muted">Zero here: {esc(", ".join(zero))}.</p>')
+    if cost_figures:
+        out.append("<h3>Cost figures used and their sources</h3>"
+                   '<p class="muted">In each source\'s own dollars (the sizing moves them to '
+                   "the cost set's dollar year with CPI-U). Entry: <i>transcribed</i> as "
+                   "published, <i>approximate</i> (read from a chart or rounded, within ~10 %), "
+                   "<i>derived</i> from published figures, <i>assumption</i> of the scenario "
+                   "file. Check them against the publication before a decision.</p>"
+                   + table(pd.DataFrame(cost_figures, columns=["part", "figure", "entry",
+                                                               "source"]), max_rows=100))
     return "\n".join(out)
+
+
+def cost_table(costs: dict, served_mwh_per_year: float) -> str:
+    """The annual cost by term as a table: USD/yr, USD/MWh served and share, with a total."""
+    total = sum(float(v) for v in costs.values())
+    rows = [(k.replace("_", " "), float(v)) for k, v in costs.items() if float(v) != 0.0]
+    rows.append(("total", total))
+
+    def per_mwh(v: float) -> str:
+        return number(v / served_mwh_per_year) if served_mwh_per_year > 0 else "n/a"
+
+    frame = pd.DataFrame({
+        "term": [r[0] for r in rows],
+        "USD/yr": [number(round(r[1])) for r in rows],
+        "USD/MWh served": [per_mwh(r[1]) for r in rows],
+        "share": [f"{r[1] / total:.1%}" if total else "n/a" for r in rows],
+    })
+    return table(frame)
+
+
+def microgrid_cost_figures(section: Any) -> list[dict]:
+    """The figures a ``[microgrid]`` section takes from its cost set, and its own price
+    overrides (entered as assumptions); [] without a cost set."""
+    if section is None or getattr(section, "cost_set", None) is None:
+        return []
+    import microgrid as mg  # noqa: PLC0415
+
+    techs = tuple(t for t in (section.generator_technology,
+                              *section.extra_generator_technologies) if t)
+    rows = mg.cost_set(section.cost_set).figures(section.cost_year, techs)
+    for key, value in section.costs.items():
+        part, _, unit = key.partition("_usd_")  # demand_charge_usd_per_kw_month
+        unit = unit.removeprefix("per_").replace("_", "/").replace("kw", "kW")
+        rows.append({"part": part.replace("_", " "),
+                     "figure": f"{value:g} USD/{unit}" if unit else str(value),
+                     "entry": "assumption", "source": "the scenario file, [microgrid.costs]"})
+    return rows
 
 
 _SOURCE = re.compile(r"^(?P<name>.+?) \((?P<source>.*); (?P<kind>measured|synthesised)\)$")

@@ -485,6 +485,12 @@ class MicrogridSection(_Section):
         "its emissions and run-hour cap, and its prices when cost_set is given; the generator "
         "table overrides single fields",
     )
+    extra_generator_technologies: list[str] = Field(
+        default_factory=list,
+        description="further bundled generator technologies beside generator_technology, "
+        "each sized on its own and priced by cost_set (microgrid.priced_generator), e.g. "
+        "[\"diesel\"] for emergency backup; needs cost_set",
+    )
     costs: dict[str, Any] = Field(
         default_factory=dict,
         description="microgrid.Costs(**costs), or single prices over cost_set",
@@ -523,11 +529,17 @@ class MicrogridSection(_Section):
     @model_validator(mode="after")
     def _options_not_twice(self) -> MicrogridSection:
         twice = sorted({"max_dump_load_kw", "allow_simultaneous_charge_discharge",
-                        "import_limit_kw"} & set(self.options))
+                        "import_limit_kw", "extra_generators", "generator_name"}
+                       & set(self.options))
         if twice:
             raise ValueError(
                 f"options has {', '.join(twice)}, which [microgrid] sets itself; write "
                 f"{twice[0]} = ... in [microgrid] and remove it from [microgrid.options]"
+            )
+        if self.extra_generator_technologies and self.cost_set is None:
+            raise ValueError(
+                f"extra_generator_technologies = {self.extra_generator_technologies} needs "
+                "cost_set: further technologies are priced by a bundled cost set"
             )
         return self
 

@@ -306,6 +306,7 @@ class MicrogridPlan:
     generator: Any
     module: Any = field(repr=False)
     carbon: Any = None
+    extra_generators: tuple = ()
 
 
 def _build(cls, kwargs: dict[str, Any], where: str):
@@ -359,7 +360,18 @@ def prepare_microgrid(section: MicrogridSection, site: SiteSection) -> Microgrid
         ),
         module=mg,
         carbon=_microgrid_carbon(mg, section),
+        extra_generators=_extra_generators(mg, section),
     )
+
+
+def _extra_generators(mg, section: MicrogridSection) -> tuple:
+    """The section's further generator technologies, priced by its cost set."""
+    try:
+        return tuple(mg.priced_generator(section.cost_set, name, year=section.cost_year,
+                                         discount_rate=section.discount_rate)
+                     for name in section.extra_generator_technologies)
+    except InputError as exc:
+        raise InputError(f"microgrid.extra_generator_technologies: {exc}") from None
 
 
 def _microgrid_carbon(mg, section: MicrogridSection):
@@ -426,6 +438,9 @@ def run_microgrid(plan: MicrogridPlan, facility_kw: pd.Series):
         max_dump_load_kw=section.max_dump_load_kw,
         allow_simultaneous_charge_discharge=section.allow_simultaneous_charge_discharge,
         **({"carbon": plan.carbon} if plan.carbon is not None else {}),
+        **({"extra_generators": plan.extra_generators,
+            "generator_name": section.generator_technology or "generator"}
+           if plan.extra_generators else {}),
         **section.options,
     )
     return sizing, pv

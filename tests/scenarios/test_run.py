@@ -207,7 +207,11 @@ def test_microgrid_equals_size_call(tmp_path, microgrid_pkg):
     generator = mg.technology(sc.generator_technology).generator(**sc.generator)
     direct = mg.size(load_kw, pv_availability=pv, costs=costs,
                      battery=mg.Battery(**sc.battery), generator=generator,
-                     import_limit_kw=sc.import_limit_kw, **sc.options)
+                     import_limit_kw=sc.import_limit_kw, **sc.options,
+                     extra_generators=[mg.priced_generator(sc.cost_set, t, year=sc.cost_year,
+                                                           discount_rate=sc.discount_rate)
+                                       for t in sc.extra_generator_technologies],
+                     generator_name=sc.generator_technology)
     assert sizing.total_annual_cost_usd == pytest.approx(direct.total_annual_cost_usd, rel=1e-9)
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["microgrid"]["pv_kwp"] == pytest.approx(direct.pv_kwp, rel=1e-6, abs=1e-6)
