@@ -73,6 +73,9 @@ class Cosimulation:
         The facility's control period [s].
     wall_s : float
         Wall time of the loop (facility and per-period power flows) [s].
+    network_s : float
+        Of ``wall_s``, the time in the callback: the per-period power flows and the
+        controller [s].
     vm_pu : pandas.DataFrame
         Voltage at the facility bus [pu], columns ``closed_loop`` and ``open_loop`` (NaN
         without the open-loop run), on the facility's output index.
@@ -93,6 +96,7 @@ class Cosimulation:
     power_factor: float
     control_period_s: float
     wall_s: float
+    network_s: float
     vm_pu: pd.DataFrame
     violation_steps: int
     open_loop_violation_steps: int
@@ -308,7 +312,7 @@ def cosimulate(
     buses, lines, trafos = net.bus.index, net.line.index, net.trafo.index
     k_bus = buses.get_loc(bus)
     rows: list[tuple] = []
-    seen = {"period_s": period_s}
+    seen = {"period_s": period_s, "network_s": 0.0}
 
     def period_scale(t: pd.Timestamp, length_s: float) -> float:
         i1 = int(np.searchsorted(times, t.value, side="left"))
@@ -318,6 +322,13 @@ def cosimulate(
         return float((csum[i1] - csum[i0]) / (i1 - i0))
 
     def limit(t: pd.Timestamp, state) -> float:
+        t0 = _time.perf_counter()
+        try:
+            return _limit(t, state)
+        finally:
+            seen["network_s"] += _time.perf_counter() - t0
+
+    def _limit(t: pd.Timestamp, state) -> float:
         p_kw = float(state.facility_kw)
         seen["period_s"] = float(state.period_s)
         if not math.isfinite(p_kw):
@@ -366,7 +377,7 @@ def cosimulate(
     return Cosimulation(
         load=load, grid=result, open_loop=before, control=control, controller=str(ctrl_name),
         bus=bus, limits=limits, power_factor=pf, control_period_s=state_period, wall_s=wall,
-        vm_pu=vm, violation_steps=_violation_steps(result),
+        network_s=seen["network_s"], vm_pu=vm, violation_steps=_violation_steps(result),
         open_loop_violation_steps=-1 if before is None else _violation_steps(before),
         events=events if isinstance(events, pd.DataFrame) else None)
 
