@@ -369,23 +369,42 @@ def _limits_text(d: ModelInputs) -> str:
     return ", ".join(parts)
 
 
+def _relaxed_flows(d: ModelInputs) -> tuple[dict[str, np.ndarray], bool]:
+    """Dump load and unserved energy [kW] of the diagnostic model (LP: ``microgrid.lp``, with
+    every generator technology; MILP: the Pyomo model), and whether it has a solution."""
+    if not d.generator.unit_commitment:
+        lp = build_lp(d)
+        res, x = solve_highs(to_highs(lp), len(d.load_kw), time_limit_s=60,
+                             kw_per_pu=lp.kw_per_pu)
+        if not res.has_solution:
+            return {}, False
+        return {k: x[lp.cols[k]] * lp.kw_per_pu for k in ("dump", "unserved")
+                if k in lp.cols}, True
+    m = build_model(d)
+    res = solve_model(m, time_limit_s=60)
+    if not res.has_solution:
+        return {}, False
+    out = {"dump": solution_unscaled(m, m.dump_pu)}
+    if hasattr(m, "unserved_pu"):
+        out["unserved"] = solution_unscaled(m, m.unserved_pu)
+    return out, True
+
+
 def _explain_infeasible(d: ModelInputs, index: pd.DatetimeIndex) -> SizingInfeasibleError:
     # first: is it only supply the limits force but nothing takes (a priced dump load)?
     head = f"size: no sizing can serve load_kw under the given limits ({_limits_text(d)})."
     tol = 1e-6 * max(1.0, float(d.load_kw.max()))
     dumping = {"dump_load_max_kw": math.inf, "dump_usd_per_kwh": _DIAGNOSTIC_USD_PER_KWH}
-    relaxed = build_model(ModelInputs(**{**d.__dict__, **dumping}))
-    res = solve_model(relaxed, time_limit_s=60)
+    flows, has_solution = _relaxed_flows(ModelInputs(**{**d.__dict__, **dumping}))
     short = np.zeros(0, dtype=int)
-    if not res.has_solution:  # then with priced unserved energy too
-        relaxed = build_model(ModelInputs(**{
+    if not has_solution:  # then with priced unserved energy too
+        flows, has_solution = _relaxed_flows(ModelInputs(**{
             **d.__dict__, **dumping, "unserved_usd_per_kwh": _DIAGNOSTIC_USD_PER_KWH}))
-        res = solve_model(relaxed, time_limit_s=60)
-        if not res.has_solution:
+        if not has_solution:
             return SizingInfeasibleError(head + " Relax one of these limits.")
-        unserved = solution_unscaled(relaxed, relaxed.unserved_pu)
+        unserved = flows["unserved"]
         short = np.flatnonzero(unserved > tol)
-    excess = np.maximum(solution_unscaled(relaxed, relaxed.dump_pu) - d.dump_load_max_kw, 0.0)
+    excess = np.maximum(flows["dump"] - d.dump_load_max_kw, 0.0)
     over = np.flatnonzero(excess > tol)
     if short.size == 0 and over.size:
         worst = int(over[np.argmax(excess[over])])
