@@ -64,6 +64,13 @@ class CoxArrivals:
         Resolution of the simulated intensity path [s] (much shorter than ``tau_s``).
     name, source : str
         Label and provenance for the metadata.
+    typical_start : bool
+        Start a run at a typical moment: the random part is conditioned to its mean level
+        (``exp(X − σ²/2) = 1``) at the run's start, a Gaussian conditioning of the path
+        (``X(t) − e^{−|t−t₀|/τ}·(X(t₀) − σ²/2)``) whose pull fades with the correlation time
+        (a 5 % pull after 3τ); True by default, False for a start in a random state of the
+        stationary process (a run may then begin in a lull or a burst). See
+        ``docs/validation.md``, "Steady-state start".
     """
 
     hour_of_week: tuple
@@ -72,6 +79,7 @@ class CoxArrivals:
     step_s: float = 300.0
     name: str = "custom"
     source: str = ""
+    typical_start: bool = True
 
     def __post_init__(self) -> None:
         week = np.asarray(self.hour_of_week, dtype=float)
@@ -104,7 +112,7 @@ class CoxArrivals:
         return CoxArrivals(hour_of_week=tuple(week.tolist()), sigma2=self.sigma2 * alpha ** 2,
                            tau_s=self.tau_s, step_s=self.step_s,
                            name=f"{self.name} tempered ({alpha:g}, profile {a_p:g})",
-                           source=self.source)
+                           source=self.source, typical_start=self.typical_start)
 
 
 def fitted(name: str = "helios-earth") -> CoxArrivals:
@@ -149,8 +157,8 @@ def hour_of_week_factor(t_s: np.ndarray, start: pd.Timestamp, process: CoxArriva
 
 
 def intensity_path(process: CoxArrivals, t0_s: float, t1_s: float, start: pd.Timestamp,
-                   rng: np.random.Generator, *, mean_over_s: tuple[float, float] | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+                   rng: np.random.Generator, *, mean_over_s: tuple[float, float] | None = None,
+                   run_start_s: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Relative intensity ``h·exp(X − σ²/2)`` on steps of ``process.step_s`` from ``t0_s``.
 
     Parameters
@@ -160,6 +168,10 @@ def intensity_path(process: CoxArrivals, t0_s: float, t1_s: float, start: pd.Tim
     mean_over_s : (float, float), optional
         Scale ``exp(X − σ²/2)`` so that its mean over the steps in this span is exactly 1
         (the run's utilisation is then the requested one, not a draw around it).
+    run_start_s : float, optional
+        Start of the output [s]: with ``process.typical_start`` the random part is
+        conditioned to its mean level at the step holding it (see :class:`CoxArrivals`);
+        None leaves the stationary path as drawn.
 
     Returns
     -------
@@ -179,6 +191,13 @@ def intensity_path(process: CoxArrivals, t0_s: float, t1_s: float, start: pd.Tim
         noise[1:] *= sigma * np.sqrt(1.0 - phi * phi)
         noise[0] *= sigma  # the path starts in the stationary distribution
         x = _ar1(noise, phi)
+        if process.typical_start and run_start_s is not None and t0_s <= run_start_s < t1_s:
+            # Gaussian conditioning on X(t_k) = σ²/2 (the intensity's mean level at the start):
+            # the OU path's correlation with step k is exp(−|t − t_k|/τ), exactly
+            k = min(int((run_start_s - t0_s) // step), n - 1)
+            mid_k = t0_s + step * (k + 0.5)
+            centres = t0_s + step * (np.arange(n) + 0.5)
+            x = x - np.exp(-np.abs(centres - mid_k) / process.tau_s) * (x[k] - 0.5 * process.sigma2)
     z = np.exp(x - 0.5 * process.sigma2)
     if mean_over_s is not None:
         mid = 0.5 * (edges[1:] + edges[:-1])
@@ -210,13 +229,16 @@ def _ar1(noise: np.ndarray, phi: float) -> np.ndarray:
 
 def cox_arrival_times_s(process: CoxArrivals, rate_per_s: float, t0_s: float, t1_s: float,
                         start: pd.Timestamp, rng: np.random.Generator, *,
-                        mean_over_s: tuple[float, float] | None = None) -> np.ndarray:
+                        mean_over_s: tuple[float, float] | None = None,
+                        run_start_s: float | None = None) -> np.ndarray:
     """Sorted submission times in ``[t0_s, t1_s)`` from ``start`` [s].
 
     ``rate_per_s`` is the mean rate [1/s]; each step of the intensity path gets a Poisson count
-    placed uniformly within it.
+    placed uniformly within it. ``mean_over_s`` and ``run_start_s``: see
+    :func:`intensity_path`.
     """
-    edges, rel = intensity_path(process, t0_s, t1_s, start, rng, mean_over_s=mean_over_s)
+    edges, rel = intensity_path(process, t0_s, t1_s, start, rng, mean_over_s=mean_over_s,
+                                run_start_s=run_start_s)
     step = process.step_s
     counts = rng.poisson(rate_per_s * rel * step)
     t = np.repeat(edges[:-1], counts) + rng.uniform(0.0, step, size=int(counts.sum()))

@@ -187,8 +187,10 @@ def draw_jobs(
             rates[stream.name] = rate * 3600.0
             if stream.arrival_process is not None:
                 # the intensity's mean over the output is exactly the requested one
+                # ... and the run starts at a typical moment of it (CoxArrivals.typical_start)
                 t = cox_arrival_times_s(stream.arrival_process, rate, -burn_in_s, horizon_s,
-                                        start, rng, mean_over_s=(0.0, horizon_s))
+                                        start, rng, mean_over_s=(0.0, horizon_s),
+                                        run_start_s=0.0)
             else:
                 origin = start - pd.Timedelta(seconds=burn_in_s)
                 t = arrival_times_s(stream, rate, horizon_s + burn_in_s, origin, rng) - burn_in_s
