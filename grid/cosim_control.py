@@ -88,9 +88,20 @@ class NetworkState:
         secant steps, bisection once bracketed; a power flow that does not converge counts
         as a violation. Returns 0 when even 0 MW breaks it, ``p_max_mw`` (default 4 x the
         present power + 10 MW) when that does not. ``memo`` (a dict kept by the caller
-        between periods) holds the last slope of ``margin`` against power, used for the
-        first step: one power flow usually lands in the band then.
+        between periods, for one ``margin``) holds the last slope of ``margin`` against power,
+        used for the first step, and the headroom found at each background multiplier: the
+        network is otherwise fixed, so a background seen before costs no power flow.
         """
+        levels = None if memo is None else memo.setdefault("levels", {})
+        if levels is not None and p_max_mw is None and self.background in levels:
+            return levels[self.background]
+        found = self._search(margin, tolerance, p_max_mw, memo)
+        if levels is not None and p_max_mw is None:
+            levels[self.background] = found
+        return found
+
+    def _search(self, margin, tolerance: float, p_max_mw: float | None,
+                memo: dict | None) -> float:
         p_max = 4.0 * max(self.facility_mw, 0.0) + 10.0 if p_max_mw is None else p_max_mw
         aim = 0.5 * tolerance  # aim inside the band [0, tolerance): the safe side
 
