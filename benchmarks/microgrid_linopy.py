@@ -43,7 +43,8 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
     c = m.add_variables(0, coords=[time], name="c")
     dis = m.add_variables(0, coords=[time], name="d")
     s = m.add_variables(0, coords=[time], name="s")
-    g = m.add_variables(0, coords=[time], name="g")
+    g = m.add_variables(0, xr.where(arr(d.outage) > 0, np.inf, 0.0)
+                        if d.generator.emergency_only else np.inf, coords=[time], name="g")
     imp = m.add_variables(0, upper_grid, name="imp")
     exp = m.add_variables(0, upper_export, name="exp")
 
@@ -51,7 +52,10 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
     extra = []
     for j, tech in enumerate(getattr(d, "generators", ()) or ()):
         size_j = m.add_variables(0, inf(tech.generator.max_power_kw), name=f"p_g{j}")
-        out_j = m.add_variables(0, coords=[time], name=f"g{j}")
+        # emergency-only: no output outside the outage steps
+        up = (xr.where(arr(d.outage) > 0, np.inf, 0.0) if tech.generator.emergency_only
+              else np.inf)
+        out_j = m.add_variables(0, up, coords=[time], name=f"g{j}")
         m.add_constraints(out_j - size_j <= 0, name=f"g{j}_max")
         if math.isfinite(tech.generator.max_run_hours_per_year):
             m.add_constraints(d.annual_factor * d.dt_h * out_j.sum()

@@ -95,6 +95,8 @@ class GeneratorTechnology:
         Dollar year of the money figures.
     citation : str
         The publication the figures come from.
+    emergency_only : bool
+        Permitted as an emergency engine: runs only in grid outages (``Generator``).
     """
 
     name: str
@@ -111,6 +113,7 @@ class GeneratorTechnology:
     max_run_hours_per_year: float
     dollar_year: int
     citation: str
+    emergency_only: bool = False
 
     @property
     def emission_kg_per_kwh(self) -> float:
@@ -132,6 +135,7 @@ class GeneratorTechnology:
         kwargs: dict[str, Any] = {
             "emission_kg_per_kwh": self.emission_kg_per_kwh,
             "max_run_hours_per_year": self.max_run_hours_per_year,
+            "emergency_only": self.emergency_only,
         }
         if unit_commitment:
             kwargs.update(min_load_fraction=self.min_load_fraction,
@@ -167,6 +171,7 @@ def technology(name: str) -> GeneratorTechnology:
         unit_size_kw=raw["unit_size_kw"],
         min_load_fraction=raw["min_load_fraction"],
         max_run_hours_per_year=raw.get("max_run_hours_per_year", math.inf),
+        emergency_only=raw.get("emergency_only", False),
         dollar_year=src["dollar_year"],
         citation=src["citation"],
     )

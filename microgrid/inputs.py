@@ -209,6 +209,9 @@ class Generator:
     max_run_hours_per_year : float
         H, an air permit's cap on running hours, entered as an energy cap: annual generation
         <= H * P_g (eq. 25) [h/year]; default inf: no cap.
+    emergency_only : bool
+        True: runs only in grid outages (``outages``), as an engine permitted for emergency
+        use may (g_t = 0 outside them, eq. 9); default False.
     """
 
     max_power_kw: float = math.inf
@@ -216,6 +219,7 @@ class Generator:
     min_load_fraction: float = 0.0
     unit_size_kw: float | None = None
     max_run_hours_per_year: float = math.inf
+    emergency_only: bool = False
 
     def __post_init__(self) -> None:
         _check_non_negative(
@@ -238,6 +242,9 @@ class Generator:
                 "committed unit), e.g. Generator(min_load_fraction=0.3, unit_size_kw=2000)."
             )
         check_number(self.unit_size_kw, "Generator.unit_size_kw", gt=0.0, unit="kW", optional=True)
+        if not isinstance(self.emergency_only, bool):
+            raise InputError(
+                f"Generator.emergency_only: expected True or False, got {self.emergency_only!r}.")
         hours = self.max_run_hours_per_year
         _check_non_negative(self, ("max_run_hours_per_year",),
                             "Give the permit's running hours a year, inf for no cap.",

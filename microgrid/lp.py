@@ -33,17 +33,20 @@ class GeneratorSpec:
     emission_kg_per_kwh: float
     max_power_kw: float
     max_run_hours_per_year: float
+    emergency_only: bool = False
 
 
 def generator_specs(d: ModelInputs) -> list[GeneratorSpec]:
     """The generators of ``d``: ``d.generator`` priced by ``d.costs``, then ``d.generators``."""
     specs = [GeneratorSpec(d.generator_name, d.costs.generator_usd_per_kw_year,
                            d.costs.fuel_usd_per_kwh, d.generator.emission_kg_per_kwh,
-                           d.generator.max_power_kw, d.generator.max_run_hours_per_year)]
+                           d.generator.max_power_kw, d.generator.max_run_hours_per_year,
+                           d.generator.emergency_only)]
     for g in getattr(d, "generators", ()) or ():
         specs.append(GeneratorSpec(g.name, g.usd_per_kw_year, g.fuel_usd_per_kwh,
                                    g.generator.emission_kg_per_kwh, g.generator.max_power_kw,
-                                   g.generator.max_run_hours_per_year))
+                                   g.generator.max_run_hours_per_year,
+                                   g.generator.emergency_only))
     return specs
 
 
@@ -286,7 +289,9 @@ def _add_generators(lp: Lp, d: ModelInputs, t: np.ndarray) -> None:
     for j, spec in enumerate(generator_specs(d)):
         key = f"generator_size_{j}"
         _size(lp, key, _pu(spec.max_power_kw, u))
-        out = lp.var(f"generator_out_{j}", n, 0.0, _INF)
+        # an emergency-only technology runs in outage steps only (eq. 9)
+        out = lp.var(f"generator_out_{j}", n, 0.0,
+                     np.where(d.outage, _INF, 0.0) if spec.emergency_only else _INF)
         lp.cols["generator_outs"].append(out)
         _at_most(lp, f"generator_max_{j}", key, out, 1.0)
         if math.isfinite(spec.max_run_hours_per_year):

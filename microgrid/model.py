@@ -207,9 +207,12 @@ def add_dump_load(m: pyo.ConcreteModel, d: ModelInputs) -> None:
 
 def add_generator(m: pyo.ConcreteModel, d: ModelInputs) -> None:
     """Generation within the size (eq. 9), or unit commitment with minimum load (eq. 17)."""
-    m.generator_out_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals)
-    g = _values(m.generator_out_pu)
     gen = d.generator
+    off = (~d.outage if gen.emergency_only else np.zeros(len(d.outage), bool)).tolist()
+    # an emergency-only generator runs in outage steps only (eq. 9)
+    m.generator_out_pu = pyo.Var(m.T, domain=pyo.NonNegativeReals,
+                                 bounds=lambda m, t: (0, 0) if off[t] else (0, None))
+    g = _values(m.generator_out_pu)
     if not gen.unit_commitment:
         size = m.generator_size_pu
         m.generator_max = pyo.Constraint(m.T, rule=lambda m, t: g[t] - size <= 0)

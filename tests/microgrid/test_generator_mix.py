@@ -70,8 +70,29 @@ def test_gas_engines_and_diesel_backup_same_optimum_as_linopy(hawk_3d_kw, linopy
     by_tech = sizing.generator_kw_by_technology
     assert set(by_tech) == {"gas_engine", "diesel"} and by_tech["diesel"] > 0
     annual = 8760.0 / 72
-    diesel_h = sizing.dispatch["generator_diesel_kw"].sum() * 0.25 * annual / by_tech["diesel"]
-    assert diesel_h <= 100.0 * (1 + 1e-7)
+    diesel = sizing.dispatch["generator_diesel_kw"]
+    assert diesel.sum() * 0.25 * annual / by_tech["diesel"] <= 100.0 * (1 + 1e-7)
+    # the bundled diesel is an emergency engine: it runs in the two outage steps only
+    assert mg.technology("diesel").emergency_only
+    assert (diesel.drop(load.index[peak:peak + 2]) == 0).all()
+    assert diesel.iloc[peak:peak + 2].max() > 0
+
+
+def test_an_emergency_only_generator_stays_off_outside_outages():
+    # 1000 kW flat, grid up to 800 kW: without an outage an emergency-only generator may not
+    # serve the 200 kW gap; the battery is forbidden, so no sizing exists
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.1, fuel_usd_per_kwh=0.2)
+    load = _spiky_load().clip(upper=1000.0)
+    with pytest.raises(mg.SizingInfeasibleError, match=r"short in 48 of 48 steps"):
+        mg.size(load, pv_availability=None, costs=costs, battery=mg.Battery(max_energy_kwh=0),
+                generator=mg.Generator(emergency_only=True), import_limit_kw=800.0)
+    # with the grid out for 2 h it covers exactly those 2 h: 1000 kW, 2 h * 8760/48 a year
+    s = mg.size(load, pv_availability=None, costs=costs, battery=mg.Battery(max_energy_kwh=0),
+                generator=mg.Generator(emergency_only=True), import_limit_kw=2000.0,
+                outages=[(load.index[5], load.index[7])])
+    assert s.generator_kw == pytest.approx(1000.0, rel=1e-7)
+    assert (s.dispatch["generator_kw"].drop(load.index[5:7]) == 0).all()
+    assert s.annual_cost_usd["fuel"] == pytest.approx(0.2 * 1000 * 2 * 8760 / 48, rel=1e-7)
 
 
 def test_extra_generators_are_checked():
