@@ -115,7 +115,7 @@ def steady_start() -> None:
     cold = dataclasses.replace(spec, streams=(dataclasses.replace(spec.streams[0],
                                                                   burn_in_s=0.0),))
     fig, ax = plt.subplots(figsize=(10, 3.4))
-    for label, s, style in (("burn-in of 4 days (default)", spec, "C0-"),
+    for label, s, style in (("burn-in of 4 days, typical start (default)", spec, "C0-"),
                             ("no burn-in (empty cluster at start)", cold, "C3-")):
         load = aiload.facility(s, start="2018-01-01 00:00+00:00", end="7D", freq="15min",
                                seed=1, progress=False)
