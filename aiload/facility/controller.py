@@ -18,6 +18,7 @@ Lever rules (all decided at a period start, on the period's largest projected in
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -203,34 +204,37 @@ def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
 
 
 def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float) -> None:
+    """Start waiting jobs, first fit in open-loop order among the first of the queue, while
+    nodes are free and (under a limit) the room allows."""
     if not rep.waiting:
         return
-    margin = rep.flex.release_margin * limit if math.isfinite(limit) else 0.0
+    smallest = rep.smallest_job_nodes
     free = _free_nodes(rep, a, b)
+    if free < smallest - 1e-9:
+        return  # nothing fits: the common case while a backlog clears
+    margin = rep.flex.release_margin * limit if math.isfinite(limit) else 0.0
     room_w = math.inf
     if math.isfinite(limit):
         room_w = (limit - margin - float(rep.project(a, b).max())) / rep.gain(a, b)
-    smallest = rep.smallest_job_nodes
-    kept = []
-    looked = 0
-    while rep.waiting:
-        j = rep.waiting.popleft()
-        looked += 1
-        # as the engine's backfill, only the first jobs of a long queue are looked at
-        if free < smallest - 1e-9 or room_w <= 0 or looked > BACKFILL_DEPTH + 1:
-            kept.append(j)
-            kept.extend(rep.waiting)
-            rep.waiting.clear()
+    started = set()
+    # as the engine's backfill, only the first jobs of a long queue are looked at
+    for j in itertools.islice(rep.waiting, BACKFILL_DEPTH + 1):
+        if free < smallest - 1e-9 or room_w <= 0:
             break
-        est = rep.plans.nodes[j] * (rep._mean_w(j) * rep.r - rep.idle_w)
-        if (rep.hold and rep.deferrable[j]) or rep.plans.nodes[j] > free + 1e-9 \
-                or est > room_w:
-            kept.append(j)
+        nodes = rep.plans.nodes[j]
+        if (rep.hold and rep.deferrable[j]) or nodes > free + 1e-9:
+            continue
+        est = nodes * (rep._mean_w(j) * rep.r - rep.idle_w)
+        if est > room_w:
             continue
         rep.start_job(j, t, t)
-        free -= rep.plans.nodes[j]
+        started.add(j)
+        free -= nodes
         room_w -= est
-    rep.waiting.extend(kept)
+    if started:
+        # the started jobs are among the first of the queue: rebuild only its head
+        head = [rep.waiting.popleft() for _ in range(min(len(rep.waiting), BACKFILL_DEPTH + 1))]
+        rep.waiting.extendleft(reversed([j for j in head if j not in started]))
 
 
 def _starts(rep: Replay, a: int, b: int, t: float) -> None:
