@@ -293,7 +293,10 @@ def _add_generators(lp: Lp, d: ModelInputs, t: np.ndarray) -> None:
         out = lp.var(f"generator_out_{j}", n, 0.0,
                      np.where(d.outage, _INF, 0.0) if spec.emergency_only else _INF)
         lp.cols["generator_outs"].append(out)
-        _at_most(lp, f"generator_max_{j}", key, out, 1.0)
+        # only the steps the size bounds: a step held at 0 otherwise has no link to it (its
+        # dual would otherwise enter the size's subgradient in the decomposition)
+        _at_most(lp, f"generator_max_{j}", key, out[d.outage] if spec.emergency_only else out,
+                 1.0)
         if math.isfinite(spec.max_run_hours_per_year):
             _annual_cap(lp, f"generator_run_hours_{j}", out, f, key,
                         spec.max_run_hours_per_year)
@@ -306,8 +309,8 @@ def _add_grid(lp: Lp, d: ModelInputs, t: np.ndarray) -> None:
     m_max = _INF if d.import_limit_kw is None else _pu(d.import_limit_kw, u)
     imp = lp.var("import", n, 0.0, np.where(out, 0.0, m_max))
     lp.var("export", n, 0.0, np.where(out, 0.0, _pu(d.export_limit_kw, u)))
-    if d.import_limit_kw is None:
-        _at_most(lp, "import_max", "import_limit", imp, 1.0)
+    if d.import_limit_kw is None:  # outage steps are held at 0, not by the limit
+        _at_most(lp, "import_max", "import_limit", imp[~d.outage], 1.0)
     if d.dump_load_max_kw > 0:
         lp.var("dump", n, 0.0, _pu(d.dump_load_max_kw, u))
     if d.unserved_usd_per_kwh is not None:

@@ -67,3 +67,26 @@ def test_unknown_method_is_an_error(long_load):
                                          r"got 'fast'"):
         mg.size(long_load, pv_availability=None, costs=mg.Costs(1, 1, 1, 1, 0.1),
                 import_limit_kw=1e6, method="fast")
+
+
+def test_decomposed_with_an_emergency_generator_and_an_outage(long_load):
+    # diesel may run only in the outage: steps held at 0 by that rule, not by its size, must
+    # not enter the size's cut (they did once: the lower bound then exceeded the optimum and
+    # this test failed, with a negative gap)
+    kwargs = dict(
+        pv_availability=mg.pv_availability(index=long_load.index),
+        costs=mg.costs("atb2024-moderate", generator="gas_engine",
+                       demand_charge_usd_per_kw_month=10.0),
+        battery=mg.Battery(max_cycles_per_year=365.0),
+        generator=mg.technology("gas_engine").generator(max_power_kw=35_000.0),
+        import_limit_kw=60_000.0,
+        outages=[(long_load.index[1000], long_load.index[1016])],
+        extra_generators=[mg.priced_generator("atb2024-moderate", "diesel")],
+        generator_name="gas_engine",
+    )
+    exact = mg.size(long_load, **kwargs)
+    dec = mg.size(long_load, **kwargs, method="decompose")
+    assert dec.method == "decompose"
+    assert 0.0 <= dec.mip_gap <= DECOMPOSITION_TOL
+    assert exact.total_annual_cost_usd * (1 - 1e-9) <= dec.total_annual_cost_usd
+    assert dec.total_annual_cost_usd <= exact.total_annual_cost_usd * (1 + dec.mip_gap + 1e-9)
