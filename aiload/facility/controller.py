@@ -46,8 +46,10 @@ def _levels(rep: Replay, r: float) -> float:
 
 def _apply_cap(rep: Replay, r_new: float, t: float) -> None:
     rep.r = r_new
-    for j in rep.running(t):
-        rep.start_job(j, t, t)
+    speed = rep.speed(r_new)
+    jobs = rep.running(t)
+    rep.plans.replan_many(jobs, t, lambda j, p: [[0, t, math.inf, p, speed, r_new, False]])
+    rep.running_touched.update(jobs)
 
 
 def _tighten(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> float:

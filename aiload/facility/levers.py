@@ -221,19 +221,79 @@ class JobPlans:
                     self.nodes[job] * (pc[3] > pc[1])
         self.plans[job] = [pc for pc in old if pc[2] > pc[1]] + pieces
 
-    # -- the plans the levers ask for --------------------------------------------------------
-    def run(self, job: int, t: float, speed: float, ratio: float, *, after_s: float = 0.0,
-            idle_w: float = 0.0) -> float:
-        """Run from ``t`` (after a restart of ``after_s`` at ``idle_w`` per node) at speed
-        ``speed`` drawing ``ratio`` times the profile power; returns the planned end [s]."""
-        p = self.progress_s(job, t)
-        pieces = []
-        if after_s > 0:
-            pieces.append([BOX, t, math.inf, t + after_s, idle_w, 0.0, False])
-        pieces.append([RUN, t + after_s, math.inf, p, speed, ratio, False])
-        self.replan(job, t, pieces)
-        return t + after_s + (self.dur[job] - p) / speed
+    def replan_many(self, jobs, t: float, pieces_of) -> None:
+        """:meth:`replan` for every job in ``jobs`` (``pieces_of(job, progress)`` gives its
+        new pieces), the runs' energy summed curve by curve in one pass (a new cap level
+        re-plans every running job)."""
+        runs: dict[int, list] = {}
+        for job in jobs:
+            old = self.plans.get(job)
+            if old is None:
+                self.first_touch[job] = t
+                old = [[RUN, self.ol_start[job], math.inf, 0.0, 1.0, 1.0, True]]
+            pieces = pieces_of(job, self.progress_s(job, t) if job in self.plans else
+                               min(max(t - float(self.ol_start[job]), 0.0), float(self.dur[job])))
+            for sign, group in ((-1.0, [pc for pc in old if pc[2] > t]), (1.0, pieces)):
+                for pc in group:
+                    if pc[0] == RUN:
+                        self._collect(runs, job, list(pc), t, sign)
+                    else:
+                        self._apply(job, pc, t, sign)
+                        if sign > 0:
+                            self.overhead_node_s += (min(pc[3], self.horizon_s)
+                                                     - max(pc[1], 0.0)) * self.nodes[job]
+            for pc in old:
+                if pc[2] > t:
+                    pc[2] = t
+            self.plans[job] = [pc for pc in old if pc[2] > pc[1]] + pieces
+        for curve, rows in runs.values():
+            self._add_rows(curve, rows)
 
+    def _collect(self, runs: dict, job: int, pc: list, t_from: float, sign: float) -> None:
+        """Busy nodes of a run piece now; its energy row kept for :meth:`_add_rows`."""
+        t0, stop, p0, speed, ratio = pc[1], pc[2], pc[3], pc[4], pc[5]
+        span = (self.dur[job] - p0) / speed
+        lo = max(t0, t_from, 0.0)
+        hi = min(stop, t0 + span, self.horizon_s)
+        origin = self.placed[job] if pc[6] else t0
+        lo_e = max(origin, t_from, 0.0)
+        hi_e = max(min(stop, origin + span, self.horizon_s), lo_e)
+        nodes = float(self.nodes[job])
+        self._box(self.d_busy, lo, hi, sign * nodes)
+        k0 = int(min(lo, lo_e) // self.h)
+        k1 = min(self.n, int(math.ceil(max(hi, hi_e) / self.h)))
+        if k1 <= k0 or hi_e <= lo_e:
+            return
+        curve = self.curve_of(job)
+        runs.setdefault(id(curve), (curve, []))[1].append(
+            (k0, k1, lo_e, hi_e, origin, p0, speed, float(self.dur[job]),
+             sign * nodes * ratio / speed / self.h, ratio))
+
+    def _add_rows(self, curve: CumulativeEnergy, rows: list) -> None:
+        """The energy of many run pieces of one curve, as one padded array."""
+        k0, k1, lo_e, hi_e, origin, p0, speed, dur, scale, ratio = (
+            np.array(col) for col in zip(*rows))
+        width = int((k1 - k0).max())
+        cols = np.arange(width + 1)
+        edges = (k0[:, None] + cols) * self.h
+        prog = np.minimum(np.maximum(edges, lo_e[:, None]), hi_e[:, None])
+        prog = p0[:, None] + speed[:, None] * (prog - origin[:, None])
+        prog = np.maximum(np.minimum(prog, dur[:, None]), p0[:, None])
+        energy = _energy_at(curve, prog.ravel()).reshape(prog.shape)
+        power = (energy[:, 1:] - energy[:, :-1]) * scale[:, None]
+        valid = cols[:-1] < (k1 - k0)[:, None]
+        index = (k0[:, None] + cols[:-1])[valid]
+        base = int(k0.min())
+        span = int(k1.max()) - base
+        self.d_job_w[base:base + span] += np.bincount(index - base, weights=power[valid],
+                                                      minlength=span)
+        capped = ratio < 1.0
+        if capped.any():
+            saved = power * np.where(capped, 1.0 / ratio - 1.0, 0.0)[:, None]
+            self.cap_saved_w[base:base + span] += np.bincount(
+                index - base, weights=saved[valid], minlength=span)
+
+    # -- the plans the levers ask for --------------------------------------------------------
     def pause(self, job: int, t: float, checkpoint_s: float, mean_w: float) -> None:
         """Write a checkpoint from ``t`` for ``checkpoint_s`` at ``mean_w`` per node, then
         idle (nodes freed)."""
