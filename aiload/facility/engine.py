@@ -1,7 +1,9 @@
 """The event engine: the only module that holds SimPy's clock.
 
 SimPy decides *when* things happen — job arrivals, queueing, node allocation, job ends and
-inference autoscaling. No power is computed here; the engine returns times, and
+inference autoscaling. Job arrivals are SimPy timeouts; job ends are settled arithmetically
+inside their callbacks, each at its own time (see :func:`schedule_jobs`). No power is computed
+here; the engine returns times, and
 :mod:`aiload.facility.summation` turns them into power with numpy.
 """
 
