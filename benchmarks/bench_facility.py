@@ -17,10 +17,11 @@ Rows (see ``benchmarks/__main__.py`` for the contract):
   engine itself processes only the arrivals as SimPy timeouts (chained callbacks, cheaper
   than the loop's generator resumes) and settles the ends arithmetically; the row reports
   that count beside the events. The ratio is therefore a cost per simulated event against
-  plain SimPy, not aiload's overhead over the SimPy work it does itself (on the colocation
-  year that work is about 2/5 of the loop's). The loop runs in the same child process right before and right after the simulation and
-  the baseline is the mean of the two: on a shared machine the load changes from minute to
-  minute, and a baseline timed elsewhere or at another moment made the ratio swing 2–10×.
+  plain SimPy, not aiload's overhead over the SimPy work it does itself (on the colocation year
+  that work is about 2/5 of the loop's). The loop runs in the same child process right before
+  and right after the simulation and the baseline is the mean of the two: on a shared machine
+  the load changes from minute to minute, and a baseline timed elsewhere or at another moment
+  made the ratio swing 2–10×.
   Before the timed run, the numba loops are compiled (reported apart) and one hour of the
   same case is simulated, so one-time imports and first calls are not in the wall time. The
   half-second week at 1 s is run :data:`WEEK_REPEATS` times (median reported, with the range).
