@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -134,7 +135,7 @@ def microgrid_section(mg: dict, cost_figures: list[dict] | None = None) -> str:
     costs = mg.get("annual_cost_usd") or {}
     scalars = {k: v for k, v in mg.items() if k != "annual_cost_usd"}
     out = [quantities(scalars)]
-    if isinstance(costs, dict) and costs:
+    if isinstance(costs, Mapping) and costs:  # a Sizing's MappingProxyType, or a dict
         out.append("<h3>Annual cost by term</h3>" + cost_table(
             costs, float(mg.get("served_energy_mwh_per_year") or 0.0)))
         zero = [k.replace("_", " ") for k, v in costs.items() if float(v) == 0.0]

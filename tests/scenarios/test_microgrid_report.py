@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 
 import microgrid as mg
 from scenarios import report_parts
@@ -38,7 +39,9 @@ def test_bundled_campus_report_lists_the_cost_figures_with_sources_and_entries()
                                       "source": "the scenario file, [microgrid.costs]"}
     assert {f["entry"] for f in figures} <= {"transcribed", "approximate", "derived",
                                             "assumption"}
+    # the summary holds the Sizing's read-only mapping, not a dict, when the report is made
     html = report_parts.microgrid_section(
         {"pv_kwp": 1.0, "served_energy_mwh_per_year": 10.0,
-         "annual_cost_usd": {"pv_capital": 100.0}}, figures)
+         "annual_cost_usd": MappingProxyType({"pv_capital": 100.0})}, figures)
     assert "Cost figures used and their sources" in html and "Ong, S., Campbell" in html
+    assert "<h3>Annual cost by term</h3>" in html and "<td>10</td>" in html
