@@ -218,6 +218,13 @@ def check_limit_run(spec, limit, start: pd.Timestamp, freq_s: float, n_bins: int
         )
     m, q = check_control_period(float(spec.flexibility.control_period_s), freq_s)
     n_periods = -(-n_bins * q // m)
+    from aiload._checks import require_memory  # noqa: PLC0415
+
+    # the replay's arrays on the control grid: open-loop series, the levers' differences
+    require_memory(
+        (16 + 6 * len(spec.inference)) * 8.0 * n_bins * q,
+        f"facility(power_limit_kw=..., {n_bins * q:,} control steps)",
+        "Use a coarser freq or a control period of at least freq, or a shorter run.")
     PowerLimit(limit, start, spec.flexibility.control_period_s, n_periods)
     curve = cap_curve(spec)
     lowest = spec.flexibility.power_cap.min_power_fraction
