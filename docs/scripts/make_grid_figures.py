@@ -95,6 +95,25 @@ def main(cache: str | None = None) -> None:
     print("N-1 worst by voltage:\n" + worst.to_string(index=False))
     print(f"outages that island buses: {int((table.islanded_buses > 0).sum())}, "
           f"non-converged: {int((table.converged_steps < 24).sum())}")
+    peak24 = load_kw.nlargest(24) / 1e3
+    print(f"the 24 peak hours: {peak24.min():.1f} to {peak24.max():.1f} MW")
+    cols = ["element", "where", "converged_steps", "min_vm_pu", "nose_mw", "collapse_margin_mw"]
+    print("not converged at every peak hour:\n"
+          + table[table.converged_steps < 24][cols].to_string(index=False))
+    outages = table[table.element != "none"]
+    low = outages[outages.min_vm_pu < LIMITS.vm_min_pu]
+    print(f"outages below {LIMITS.vm_min_pu} pu with the campus: {len(low)} "
+          f"({', '.join(low.element)})")
+    # the same outages without the campus (its power set to 0 at the same hours)
+    alone = grid.contingency(net, load_kw * 0.0, bus=bus, power_factor=0.95, n_peak=24)
+    alone = alone[alone.element != "none"].set_index("element")
+    low0 = alone[alone.min_vm_pu < LIMITS.vm_min_pu]
+    print(f"outages below {LIMITS.vm_min_pu} pu without the campus: {len(low0)} "
+          f"({', '.join(low0.index)}); intact network without it: lowest "
+          f"{float(grid.timeseries(net, load_kw.iloc[:1] * 0.0, bus=bus).vm_pu.min(axis=1).iloc[0]):.4f} pu")
+    for element in sorted(set(low.element) - set(low0.index)):
+        print(f"  {element}: {alone.loc[element, 'min_vm_pu']:.4f} pu without the campus, "
+              f"{low.set_index('element').loc[element, 'min_vm_pu']:.4f} pu with it")
     ax = plots.n1_heatmap(table, limits=LIMITS, top=15)
     ax.figure.savefig(FIGURES / "grid_n1_heatmap.png", dpi=DPI)
     plt.close(ax.figure)
