@@ -1,9 +1,10 @@
 """``size``: least-cost PV, battery, generator (and import limit) for a load series.
 
-Validates every input before a model is built, builds the model of ``docs/formulation.md``
-(:mod:`microgrid.model`), solves it with HiGHS (:mod:`microgrid.solve`) and returns a frozen
-:class:`Sizing`. An infeasible problem is explained: the binding inputs are named and the
-steps where the load cannot be met are found by re-solving with priced unserved energy.
+Validates every input before a model is built (:mod:`microgrid.prepare`), builds the model of
+``docs/formulation.md`` (the LP as arrays, :mod:`microgrid.lp`; the unit-commitment MILP in
+Pyomo, :mod:`microgrid.model`), solves it with HiGHS (:mod:`microgrid.solve`), whole or by
+decomposition (:mod:`microgrid.decompose`), and returns a frozen :class:`Sizing`. An
+infeasible problem is explained (:mod:`microgrid.diagnose`).
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ import pandas as pd
 
 from aiload._checks import check_number
 from aiload.errors import AiloadError, InputError
-from aiload.timeseries import validate_power_series
 from microgrid.complementarity import burned_kw, untangle
-from microgrid.costsets import pv_kwp_per_ha as pv_kwp_per_ha_default
 from microgrid.decompose import decompose
+from microgrid.diagnose import explain_infeasible as _explain_infeasible
+from microgrid.diagnose import limits_text as _limits_text
 from microgrid.inputs import Battery, Carbon, Costs, Generator, PricedGenerator
 from microgrid.lp import Lp, build_lp, generator_specs, to_highs
 from microgrid.model import (
@@ -34,15 +35,12 @@ from microgrid.model import (
     solution_unscaled,
     value_unscaled,
 )
-from microgrid.pv import check_availability
+from microgrid.prepare import MAX_LOAD_KW, prepare_inputs  # noqa: F401 (re-exported)
 from microgrid.solve import SizingInfeasibleError, check_highs_options, solve_highs, solve_model
 
 __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
 
-#: a load above this is taken for a unit error, not a site: 1 TW [kW]
-MAX_LOAD_KW = 1e9
 
-_DIAGNOSTIC_USD_PER_KWH = 1000.0
 #: the tie-break price on charge and discharge (eq. 23) as a share of the highest energy price
 _CYCLING_PENALTY_FRACTION = 1e-4
 #: the certified relative gap at which ``method="decompose"`` stops [-]
@@ -133,302 +131,6 @@ class Sizing:
             out["generator_kw_by_technology"] = dict(self.generator_kw_by_technology)
         out["annual_cost_usd"] = dict(self.annual_cost_usd)
         return out
-
-
-def _as_load(load_kw: Any) -> pd.Series:
-    power = getattr(load_kw, "power", None)
-    if isinstance(power, pd.DataFrame):
-        if "facility_kw" not in power.columns:
-            raise InputError(
-                "size: the FacilityLoad's power has no 'facility_kw' column; got "
-                f"{list(power.columns)}."
-            )
-        return power["facility_kw"]
-    return load_kw
-
-
-def _on_index(value: float | pd.Series, index: pd.DatetimeIndex, what: str) -> np.ndarray:
-    if isinstance(value, pd.Series):
-        if not value.index.equals(index):
-            raise InputError(
-                f"size: {what} is a Series on another index ({len(value)} labels from "
-                f"{value.index[0] if len(value) else '-'}) than load_kw ({len(index)} labels "
-                f"from {index[0]}); reindex it onto load_kw.index (interval means) first."
-            )
-        return value.to_numpy(dtype=float)
-    return np.full(len(index), float(value))
-
-
-def _outage_mask(outages: Any, index: pd.DatetimeIndex) -> np.ndarray:
-    if outages is None:
-        return np.zeros(len(index), dtype=bool)
-    if isinstance(outages, pd.Series):
-        if not outages.index.equals(index) or outages.dtype != bool:
-            raise InputError(
-                "size: outages as a Series must be boolean and on load_kw.index; got dtype "
-                f"{outages.dtype} on {len(outages)} labels."
-            )
-        return outages.to_numpy()
-    mask = np.zeros(len(index), dtype=bool)
-    for window in outages:
-        try:
-            start, end = (pd.Timestamp(x) for x in window)
-        except (TypeError, ValueError) as exc:
-            raise InputError(
-                f"size: each outage must be a (start, end) pair of timestamps, got {window!r}."
-            ) from exc
-        if start.tz is None or end.tz is None or not end > start:
-            raise InputError(
-                f"size: outage {window!r} needs tz-aware start < end, e.g. "
-                "(pd.Timestamp('2025-07-01 14:00', tz='UTC'), pd.Timestamp('2025-07-01 18:00', "
-                "tz='UTC'))."
-            )
-        mask |= (index >= start) & (index < end)
-    return mask
-
-
-def _months(index: pd.DatetimeIndex) -> tuple[np.ndarray, np.ndarray]:
-    periods = index.tz_localize(None).to_period("M")
-    codes, uniques = pd.factorize(periods, sort=True)
-    step_h = (index[1] - index[0]).total_seconds() / 3600 if len(index) > 1 else 1.0
-    covered_h = np.bincount(codes, minlength=len(uniques)) * step_h
-    month_h = np.array([p.days_in_month * 24.0 for p in uniques])
-    share = covered_h / month_h
-    # eq. 12: each month's charge weighted by the share of it covered, scaled to 12 months
-    return codes, share * 12.0 / share.sum()
-
-
-def prepare_inputs(
-    load_kw: Any,
-    *,
-    pv_availability: pd.Series | None,
-    costs: Costs,
-    battery: Battery,
-    generator: Generator,
-    import_limit_kw: float | None,
-    export_limit_kw: float = 0.0,
-    max_pv_kwp: float = math.inf,
-    outages: Any = None,
-    carbon: Carbon | None = None,
-    ramp_limit_kw_per_h: float | None = None,
-    max_dump_load_kw: float = 0.0,
-    pv_area_ha: float | None = None,
-    pv_kwp_per_ha: float | None = None,
-    extra_generators: Sequence[PricedGenerator] = (),
-    generator_name: str = "generator",
-) -> tuple[ModelInputs, pd.DatetimeIndex]:
-    """Validate the inputs of :func:`size` and turn them into :class:`ModelInputs`."""
-    load = _as_load(load_kw)
-    step_s = validate_power_series(load, "load_kw")
-    peak_kw = float(load.max())
-    if peak_kw > MAX_LOAD_KW:
-        raise InputError(
-            f"load_kw: peaks at {peak_kw:.4g} kW, above {MAX_LOAD_KW:.0e} kW (1 TW), which no "
-            "site draws; expected kW — was the series given in W (divide by 1000)?"
-        )
-    index = load.index
-    for obj, cls, name in (
-        (costs, Costs, "costs"), (battery, Battery, "battery"), (generator, Generator, "generator")
-    ):
-        if not isinstance(obj, cls):
-            raise InputError(f"size: {name} must be a microgrid.{cls.__name__}, got {obj!r}.")
-    if pv_availability is None:
-        avail = np.zeros(len(index))
-        max_pv_kwp = 0.0
-    else:
-        if not isinstance(pv_availability, pd.Series) or not pv_availability.index.equals(index):
-            raise InputError(
-                "size: pv_availability is on another index than load_kw (expected "
-                f"{len(index)} labels from {index[0]} every {step_s:g} s); build it with "
-                "microgrid.pv_availability(..., index=load_kw.index)."
-            )
-        validate_power_series(pv_availability, "pv_availability")
-        check_availability(pv_availability)  # > 1.1 kW/kWp is a unit error
-        avail = pv_availability.to_numpy(dtype=float)
-    for name, value, allow_none in (
-        ("import_limit_kw", import_limit_kw, True),
-        ("export_limit_kw", export_limit_kw, False),
-        ("max_pv_kwp", max_pv_kwp, False),
-        ("ramp_limit_kw_per_h", ramp_limit_kw_per_h, True),
-    ):
-        if value is None and allow_none:
-            continue
-        if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
-            raise InputError(f"size: {name} must be a number >= 0 [kW], got {value!r}.")
-    for name, value, instead in (
-        ("import_limit_kw", import_limit_kw, "None to size the import capacity"),
-        ("ramp_limit_kw_per_h", ramp_limit_kw_per_h, "None for no ramp limit"),
-    ):
-        if value is not None and math.isinf(value):
-            raise InputError(f"size: {name}=inf is not a limit; give a finite value [kW] or {instead}.")
-    if (isinstance(max_dump_load_kw, bool) or not isinstance(max_dump_load_kw, (int, float))
-            or math.isnan(max_dump_load_kw) or max_dump_load_kw < 0):
-        raise InputError(
-            f"size: max_dump_load_kw must be a number >= 0 [kW] (0: no dump load, inf: no "
-            f"cap), got {max_dump_load_kw!r}."
-        )
-    max_pv_kwp = _land_limit_kwp(max_pv_kwp, pv_area_ha, pv_kwp_per_ha)
-    if not isinstance(generator_name, str) or not generator_name.strip():
-        raise InputError(f"size: generator_name must be a non-empty label, got {generator_name!r}.")
-    extra = _check_extra_generators(extra_generators, generator, generator_name)
-    if carbon is not None and not isinstance(carbon, Carbon):
-        raise InputError(f"size: carbon must be a microgrid.Carbon or None, got {carbon!r}.")
-    month, month_weight = _months(index)
-    dt_h = step_s / 3600.0
-    data = ModelInputs(
-        load_kw=load.to_numpy(dtype=float),
-        pv_kw_per_kwp=avail,
-        import_usd_per_kwh=_on_index(costs.import_usd_per_kwh, index, "costs.import_usd_per_kwh"),
-        export_usd_per_kwh=_on_index(costs.export_usd_per_kwh, index, "costs.export_usd_per_kwh"),
-        grid_kg_per_kwh=_on_index(
-            carbon.grid_kg_per_kwh if carbon else 0.0, index, "carbon.grid_kg_per_kwh"
-        ),
-        outage=_outage_mask(outages, index),
-        month=month,
-        month_weight=month_weight,
-        dt_h=dt_h,
-        annual_factor=8760.0 / (len(index) * dt_h),
-        costs=costs,
-        battery=battery,
-        generator=generator,
-        import_limit_kw=None if import_limit_kw is None else float(import_limit_kw),
-        export_limit_kw=float(export_limit_kw),
-        max_pv_kwp=float(max_pv_kwp),
-        ramp_limit_kw_per_h=ramp_limit_kw_per_h,
-        carbon_price_usd_per_t=carbon.price_usd_per_t if carbon else 0.0,
-        carbon_cap_t_per_year=carbon.cap_t_per_year if carbon else None,
-        dump_load_max_kw=float(max_dump_load_kw),
-        generators=extra,
-        generator_name=generator_name,
-    )
-    return data, index
-
-
-def _check_extra_generators(extra: Any, generator: Generator,
-                            main: str) -> tuple[PricedGenerator, ...]:
-    """The further generator technologies as a tuple, each a PricedGenerator, names unique."""
-    if extra is None:
-        return ()
-    if isinstance(extra, PricedGenerator) or not isinstance(extra, Sequence):
-        raise InputError(
-            "size: extra_generators must be a sequence of microgrid.PricedGenerator, got "
-            f"{extra!r}; wrap a single one in a list.")
-    extra = tuple(extra)
-    for g in extra:
-        if not isinstance(g, PricedGenerator):
-            raise InputError(
-                f"size: extra_generators holds {g!r}; expected microgrid.PricedGenerator "
-                "(e.g. microgrid.priced_generator('atb2024-moderate', 'diesel')).")
-    names = [g.name for g in extra]
-    if len(set(names)) < len(names) or main in names:
-        raise InputError(
-            f"size: extra_generators need unique names other than the main generator's "
-            f"({main!r}), got {names}.")
-    if extra and generator.unit_commitment:
-        raise InputError(
-            "size: unit commitment (generator.min_load_fraction > 0) takes one generator "
-            f"technology; got {len(extra)} further one(s) in extra_generators. Drop them or "
-            "set min_load_fraction=0 (the LP).")
-    return extra
-
-
-def _land_limit_kwp(max_pv_kwp: float, area_ha: float | None,
-                    density_kwp_per_ha: float | None) -> float:
-    """P̄_pv = min(max_pv_kwp, A * delta), the land limit of eq. 28 [kWp]."""
-    if density_kwp_per_ha is not None:
-        check_number(density_kwp_per_ha, "size: pv_kwp_per_ha", gt=0.0, unit="kWp/ha",
-                     hint="Give the plant's power density per hectare of site, e.g. 420.")
-    if area_ha is None:
-        return max_pv_kwp
-    area = check_number(area_ha, "size: pv_area_ha", ge=0.0, unit="ha",
-                        hint="Give the land available for PV in hectares, or None for no limit.")
-    density = pv_kwp_per_ha_default() if density_kwp_per_ha is None else density_kwp_per_ha
-    return min(max_pv_kwp, area * float(density))
-
-
-def _limits_text(d: ModelInputs) -> str:
-    limit = "chosen by the model" if d.import_limit_kw is None else f"{d.import_limit_kw:g} kW"
-    parts = [
-        f"import_limit_kw={limit}",
-        f"generator.max_power_kw={d.generator.max_power_kw:g}",
-        f"battery.max_energy_kwh={d.battery.max_energy_kwh:g}",
-        f"battery.max_power_kw={d.battery.max_power_kw:g}",
-        f"max_pv_kwp={d.max_pv_kwp:g}",
-        f"max_dump_load_kw={d.dump_load_max_kw:g}",
-    ]
-    if math.isfinite(d.generator.max_run_hours_per_year):
-        parts.append(f"generator.max_run_hours_per_year={d.generator.max_run_hours_per_year:g}")
-    if math.isfinite(d.battery.max_cycles_per_year):
-        parts.append(f"battery.max_cycles_per_year={d.battery.max_cycles_per_year:g}")
-    if d.outage.any():
-        parts.append(f"{int(d.outage.sum())} outage step(s)")
-    if d.ramp_limit_kw_per_h is not None:
-        parts.append(f"ramp_limit_kw_per_h={d.ramp_limit_kw_per_h:g}")
-    if d.carbon_cap_t_per_year is not None:
-        parts.append(f"carbon.cap_t_per_year={d.carbon_cap_t_per_year:g}")
-    return ", ".join(parts)
-
-
-def _relaxed_flows(d: ModelInputs) -> tuple[dict[str, np.ndarray], bool]:
-    """Dump load and unserved energy [kW] of the diagnostic model (LP: ``microgrid.lp``, with
-    every generator technology; MILP: the Pyomo model), and whether it has a solution."""
-    if not d.generator.unit_commitment:
-        lp = build_lp(d)
-        res, x = solve_highs(to_highs(lp), len(d.load_kw), time_limit_s=60,
-                             kw_per_pu=lp.kw_per_pu)
-        if not res.has_solution:
-            return {}, False
-        return {k: x[lp.cols[k]] * lp.kw_per_pu for k in ("dump", "unserved")
-                if k in lp.cols}, True
-    m = build_model(d)
-    res = solve_model(m, time_limit_s=60)
-    if not res.has_solution:
-        return {}, False
-    out = {"dump": solution_unscaled(m, m.dump_pu)}
-    if hasattr(m, "unserved_pu"):
-        out["unserved"] = solution_unscaled(m, m.unserved_pu)
-    return out, True
-
-
-def _explain_infeasible(d: ModelInputs, index: pd.DatetimeIndex) -> SizingInfeasibleError:
-    # first: is it only supply the limits force but nothing takes (a priced dump load)?
-    head = f"size: no sizing can serve load_kw under the given limits ({_limits_text(d)})."
-    tol = 1e-6 * max(1.0, float(d.load_kw.max()))
-    dumping = {"dump_load_max_kw": math.inf, "dump_usd_per_kwh": _DIAGNOSTIC_USD_PER_KWH}
-    flows, has_solution = _relaxed_flows(ModelInputs(**{**d.__dict__, **dumping}))
-    short = np.zeros(0, dtype=int)
-    if not has_solution:  # then with priced unserved energy too
-        flows, has_solution = _relaxed_flows(ModelInputs(**{
-            **d.__dict__, **dumping, "unserved_usd_per_kwh": _DIAGNOSTIC_USD_PER_KWH}))
-        if not has_solution:
-            return SizingInfeasibleError(head + " Relax one of these limits.")
-        unserved = flows["unserved"]
-        short = np.flatnonzero(unserved > tol)
-    excess = np.maximum(flows["dump"] - d.dump_load_max_kw, 0.0)
-    over = np.flatnonzero(excess > tol)
-    if short.size == 0 and over.size:
-        worst = int(over[np.argmax(excess[over])])
-        return SizingInfeasibleError(
-            f"{head} The limits force more supply than the load takes in {over.size} of "
-            f"{len(index)} steps (first at {index[over[0]]}; worst {excess[worst]:.6g} kW at "
-            f"{index[worst]}; {float(excess.sum() * d.dt_h):.6g} kWh in all), e.g. import "
-            "that may not fall as fast as the load (ramp limit) or a generator's minimum "
-            "load. Allow a dump load (max_dump_load_kw >= "
-            f"{math.ceil(float(excess.max())):d}), export (export_limit_kw), storage, or relax "
-            "the ramp limit / generator.min_load_fraction."
-        )
-    if short.size == 0:
-        return SizingInfeasibleError(head + " Relax one of these limits.")
-    energy_kwh = float(unserved.sum() * d.dt_h)
-    worst = int(short[np.argmax(unserved[short])])
-    return SizingInfeasibleError(
-        f"{head} Even at the largest allowed sizes the load is short in {short.size} of "
-        f"{len(index)} steps (first at {index[short[0]]}; worst {unserved[worst]:.6g} kW at "
-        f"{index[worst]} against a load of {d.load_kw[worst]:.6g} kW; {energy_kwh:.6g} kWh in "
-        "all). Raise the import limit or generator.max_power_kw, allow storage "
-        "(battery.max_energy_kwh / max_power_kw) or remove outage steps / the ramp or carbon "
-        "limit."
-    )
 
 
 def size(

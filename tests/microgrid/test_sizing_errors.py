@@ -20,6 +20,7 @@ def no_model(monkeypatch):
         raise AssertionError("the model was built before the input was checked")
 
     monkeypatch.setattr(sizing_module, "build_model", refuse)
+    monkeypatch.setattr(sizing_module, "build_lp", refuse)  # the LP's builder
 
 
 @pytest.mark.parametrize(
