@@ -215,7 +215,9 @@ def size(
         Benders cuts until the cost is certified within :data:`DECOMPOSITION_TOL` of the
         optimum (``Sizing.mip_gap``; ``docs/formulation.md``, "Decomposition"); it falls back
         to the exact LP where it does not apply (short horizons, prices or outages that
-        change within a block, unit commitment).
+        change within a block, unit commitment, ``highs_options`` given, no convergence in
+        60 rounds or within ``time_limit_s``; the exact LP then gets what is left of the
+        limit). ``Sizing.method`` says which ran.
 
     Returns
     -------
@@ -337,19 +339,22 @@ def _check_status(res, data: ModelInputs, index, export_limit_kw: float) -> None
 def _size_lp(data: ModelInputs, index: pd.DatetimeIndex, solve: dict, export_limit_kw: float,
              method: str) -> tuple[Sizing, np.ndarray]:
     """The LP through :mod:`microgrid.lp` (direct to HiGHS): whole, or decomposed."""
+    limit = solve["time_limit_s"]
     if method == "decompose" and not solve["highs_options"]:
         start = time.perf_counter()
-        dec = decompose(data, tol=DECOMPOSITION_TOL, time_limit_s=solve["time_limit_s"])
+        dec = decompose(data, tol=DECOMPOSITION_TOL, time_limit_s=limit)
+        elapsed = time.perf_counter() - start
         if dec is not None:
-            elapsed = time.perf_counter() - start
             solved = dec.master_time_s + dec.dispatch_time_s
             return _result_lp(dec.lp, dec.x, dec.sizes, data, index, "optimal", dec.gap,
                               elapsed - solved, solved, "decompose")
+        if limit is not None:  # the exact LP gets what is left of the limit
+            limit = max(limit - elapsed, 1.0)
     start = time.perf_counter()
     lp = build_lp(data)
     h = to_highs(lp)
     build_time_s = time.perf_counter() - start
-    res, x = solve_highs(h, len(index), time_limit_s=solve["time_limit_s"],
+    res, x = solve_highs(h, len(index), time_limit_s=limit,
                          highs_options=solve["highs_options"], kw_per_pu=lp.kw_per_pu)
     _check_status(res, data, index, export_limit_kw)
     return _result_lp(lp, x, lp.size_values(x), data, index, res.status,
