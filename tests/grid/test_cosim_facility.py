@@ -118,3 +118,30 @@ def test_curtailment_cost_cross_check():
     by_hand = load.power["facility_kw"].sub(cost.load.power["facility_kw"]).clip(lower=0).sum()
     assert curtailed == pytest.approx(by_hand / 1e3, rel=1e-9)
     assert costs.at["events", "modelled"] == len(events) > 0
+
+
+def test_loading_controller_with_the_facility():
+    """colocation-10mw on feeder 2 of CIGRE MV: line 10 held under 100 % after the response."""
+    net = grid.networks.load("cigre_mv")
+    start = pd.Timestamp("2025-01-06", tz="UTC")
+    index = pd.date_range(start, periods=96, freq="15min")
+    background = pd.Series(0.7, index)
+    res = grid.cosimulate(net, "colocation-10mw", bus=14, start=start, end="1D", freq="15min",
+                          controller="loading", branches=["line 10"],
+                          limits=grid.Limits(vm_min_pu=0.9, vm_max_pu=1.1),
+                          background=background)
+    line = res.grid.line_loading_percent[10]
+    assert (res.open_loop.line_loading_percent[10] > 100).sum() > 50
+    over = np.flatnonzero(line.to_numpy() > 100 + 1e-9)
+    assert (over < 2).all()  # the first period has no limit; the levers act in the next
+    k = int(np.flatnonzero(np.isfinite(res.load.power["limit_kw"].to_numpy()))[5])
+    ref = copy.deepcopy(net)
+    ref.load["p_mw"] *= 0.7
+    ref.load["q_mvar"] *= 0.7
+    p = res.grid.facility_mw.iloc[k]
+    pp.create_load(ref, 14, p_mw=p, q_mvar=p * math.tan(math.acos(0.99)))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pp.runpp(ref, lightsim2grid=False, numba=False, tolerance_mva=1e-8)
+    assert ref.res_line.loading_percent.at[10] == pytest.approx(line.iloc[k], abs=1e-4)
+    assert ref.res_line.loading_percent.at[10] <= 100.0
