@@ -28,12 +28,13 @@ def limit(open_loop):
 
 
 @pytest.mark.parametrize("order, lever", [
-    (("battery", "inference", "power_cap", "deferral"), "power_cap_kw"),
+    (None, "power_cap_kw"),  # the default: battery, power cap, deferral, inference
     (("deferral", "power_cap"), "deferral_kw"),
 ])
 def test_reference_event_is_held_and_the_work_shifted(open_loop, limit, order, lever):
     got = facility("colocation-10mw", power_limit_kw=limit,
-                   flexibility=FlexibilitySpec(merit_order=order), **KW)
+                   flexibility=FlexibilitySpec() if order is None
+                   else FlexibilitySpec(merit_order=order), **KW)
     ol, p = open_loop.power, got.power
     events = got.flexibility
     assert len(events) == 1

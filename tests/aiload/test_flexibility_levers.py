@@ -309,3 +309,24 @@ def test_merit_order_decides_which_lever_goes_first():
     second = runs[("power_cap", "battery")].power
     assert second["battery_kw"].iloc[30] > 0 and (second["battery_kw"].iloc[31:] <= 0).all()
     assert (second["component_kw"].iloc[31:90] < base.power["component_kw"].iloc[0]).all()
+
+
+def test_default_merit_order_throttles_the_service_last():
+    """campus-100mw (training and inference) for a day at 5 min, held at 92 % of its peak: by
+    default the caps cover the cut and no request goes unserved; with inference ahead of the
+    caps (the earlier default) the service is throttled and requests are lost."""
+    kw = dict(start=pd.Timestamp("2025-07-14", tz="UTC"), end="1D", freq="5min",
+              progress=False)
+    base = facility("campus-100mw", **kw)
+    limit = 0.92 * float(base.power["facility_kw"].max())
+    default = facility("campus-100mw", power_limit_kw=limit, flexibility=FlexibilitySpec(),
+                       **kw)
+    assert default.meta["flexibility"]["merit_order"][-1] == "inference"
+    ev = default.flexibility
+    assert len(ev) > 0 and (ev["shortfall_kw"] == 0).all()
+    assert (ev["power_cap_kw"] > 0).all()
+    assert (ev["inference_kw"] == 0).all() and (ev["unserved_requests"] == 0).all()
+    old = facility("campus-100mw", power_limit_kw=limit, flexibility=FlexibilitySpec(
+        merit_order=("battery", "inference", "power_cap", "deferral")), **kw)
+    assert old.flexibility["inference_kw"].max() > 0
+    assert old.flexibility["unserved_requests"].sum() > 0
