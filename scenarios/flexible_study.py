@@ -15,7 +15,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 
-__all__ = ["run_flexible_study", "background_of", "facility_call"]
+__all__ = ["run_flexible_study", "background_of", "facility_call", "control_period_of"]
 
 
 def background_of(section, index: pd.DatetimeIndex) -> pd.Series | None:
@@ -38,7 +38,29 @@ def facility_call(facility) -> tuple[Any, dict[str, Any]]:
     kwargs = dict(facility.overrides)  # as scenarios.studies.facility_kwargs, less the run's
     if facility.utilization is not None:
         kwargs["utilization"] = facility.utilization
+    if getattr(facility, "flexibility", None) is not None:  # [facility.flexibility]
+        kwargs["flexibility"] = facility.flexibility.to_spec()
     return facility.to_spec(), kwargs
+
+
+def control_period_of(flex, facility) -> str:
+    """The control period of the runs with a limit: ``[grid.flexible] control_period`` when
+    the file gives it, else ``[facility.flexibility] control_period_s`` when given, else the
+    grid section's default ("5min"); both given and different: InputError."""
+    own = getattr(facility, "flexibility", None)
+    own_s = (own.control_period_s if own is not None and "control_period_s" in own.model_fields_set
+             else None)
+    if own_s is None:
+        return flex.control_period
+    if "control_period" not in flex.model_fields_set:
+        return f"{own_s:g}s"
+    grid_s = pd.Timedelta(pd.tseries.frequencies.to_offset(flex.control_period)).total_seconds()
+    if grid_s != own_s:
+        raise InputError(
+            f"[grid.flexible] control_period = {flex.control_period!r} ({grid_s:g} s) and "
+            f"[facility.flexibility] control_period_s = {own_s:g} disagree; expected one of "
+            "them, or the same period in both: remove one of the keys.")
+    return flex.control_period
 
 
 def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
@@ -46,6 +68,7 @@ def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
     """Run ``name`` (``"flexible_interconnection"`` or ``"cosimulate"``) -> results by name."""
     flex = section.flexible
     spec, overrides = facility_call(facility)
+    period = control_period_of(flex, facility)
     out: dict[str, Any] = {}
     if name == "flexible_interconnection":
         background = background_of(section, load_mw.index)
@@ -58,7 +81,7 @@ def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
             size = flex.size_mw if flex.size_mw is not None else float(load_mw.max())
             out["curtailment_cost"] = grid.curtailment_cost(
                 study, size, plan.net, spec, freq=section.freq, seed=facility.seed,
-                control_period=flex.control_period, enforce_q_lims=section.enforce_q_lims,
+                control_period=period, enforce_q_lims=section.enforce_q_lims,
                 **overrides)
         return out
     start = pd.Timestamp(flex.cosim_start or facility.start)
@@ -66,7 +89,7 @@ def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
     index = pd.date_range(start, end, freq=flex.cosim_freq, inclusive="left")
     out["cosimulate"] = grid.cosimulate(
         plan.net, spec, bus=section.bus, start=start, end=end, freq=flex.cosim_freq,
-        control_period=flex.control_period, controller=flex.controller, limits=plan.limits,
+        control_period=period, controller=flex.controller, limits=plan.limits,
         power_factor=section.power_factor, background=background_of(section, index),
         seed=facility.seed, branches=flex.branches, enforce_q_lims=section.enforce_q_lims,
         **overrides)

@@ -30,6 +30,7 @@ from scenarios.schema_facility import (
     OverheadsSection,
     refuse_non_finite,
 )
+from scenarios.schema_flexibility import FlexibilitySection
 
 __all__ = [
     "Scenario",
@@ -38,6 +39,7 @@ __all__ = [
     "JobStreamSection",
     "InferenceSection",
     "OverheadsSection",
+    "FlexibilitySection",
     "SiteSection",
     "GridSection",
     "GridLimitsSection",
@@ -140,6 +142,11 @@ class FacilitySection(_Section):
     )
     backfill: bool | None = Field(
         None, description="full spec: EASY backfilling of the job queue; None: true"
+    )
+    flexibility: FlexibilitySection | None = Field(
+        None, description="how the facility meets a power limit (preset or full spec): "
+        "aiload.facility.FlexibilitySpec; used by the runs with a limit ([grid.flexible]); "
+        "None: FlexibilitySpec's defaults"
     )
 
     @field_validator("freq")

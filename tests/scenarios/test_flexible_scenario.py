@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from aiload.errors import InputError
 from scenarios.loader import ScenarioError, load_scenario
 from scenarios.runner import run_scenario
 
@@ -71,3 +72,91 @@ def test_bad_flexible_settings_are_named():
         load_scenario(NAME, overrides={"grid.flexible.cosim_start": "2025-07-14T00:00:00"})
     with pytest.raises(ScenarioError, match="goes below 0"):
         load_scenario(NAME, overrides={"grid.flexible.background.mean": 0.1})
+
+
+def test_facility_flexibility_table_reaches_the_limited_run():
+    """[facility.flexibility] becomes the FlexibilitySpec of the facility runs with a limit."""
+    from aiload.facility import DeferralLever, FlexibilitySpec, facility
+    from scenarios.flexible_study import facility_call
+
+    sc = load_scenario(NAME)
+    spec, kwargs = facility_call(sc.facility)
+    assert kwargs["flexibility"] == FlexibilitySpec()  # the file states the default order
+    sc = load_scenario(NAME, overrides={"facility.flexibility.merit_order": ["deferral"],
+                                        "facility.flexibility.deferral.checkpoint_s": 60.0,
+                                        "facility.flexibility.release_margin": 0.05})
+    spec, kwargs = facility_call(sc.facility)
+    assert kwargs["flexibility"] == FlexibilitySpec(
+        merit_order=("deferral",), deferral=DeferralLever(checkpoint_s=60.0), release_margin=0.05)
+    run_kw = dict(start=pd.Timestamp("2025-07-14", tz="UTC"), end="1D", freq="5min", seed=0,
+                  progress=False)
+    peak = float(facility(spec, **run_kw).power["facility_kw"].max())
+    got = facility(spec, power_limit_kw=0.95 * peak, **run_kw, **kwargs)
+    assert got.meta["flexibility"]["merit_order"] == ["deferral"]
+    ev = got.flexibility
+    assert (ev["deferral_kw"] > 0).any() and (ev["power_cap_kw"] == 0).all()
+    assert got.meta["flexibility"]["checkpoint_overhead_node_h"] > 0
+
+
+def test_control_period_from_either_table():
+    from scenarios.flexible_study import control_period_of
+
+    def period(**over):
+        sc = load_scenario(NAME, overrides=over)
+        return control_period_of(sc.grid.flexible, sc.facility)
+
+    assert period() == "5min"  # the file's [grid.flexible] control_period
+    assert period(**{"facility.flexibility.control_period_s": 300.0}) == "5min"  # the same
+    with pytest.raises(InputError, match=r"control_period = '5min' \(300 s\) and "
+                                         r"\[facility.flexibility\] control_period_s = 60 "
+                                         r"disagree"):
+        period(**{"facility.flexibility.control_period_s": 60.0})
+
+
+def test_bad_facility_flexibility_is_named():
+    cases = [
+        ({"facility.flexibility.merit_order": ["battery", "powercap"]},
+         r"facility.flexibility.merit_order.*unknown lever 'powercap'; expected names from "
+         r"\['battery', 'inference', 'power_cap', 'deferral'\]. Did you mean 'power_cap'"),
+        ({"facility.flexibility.power_cap.curve": "gpu-llm-trainin"},
+         r"facility.flexibility.power_cap.curve.*unknown power-cap curve 'gpu-llm-trainin'"),
+        ({"facility.flexibility.battery.power_kw": 5.0},
+         r"'facility.flexibility.battery.energy_kwh' is required but missing"),
+        ({"facility.flexibility.battery.power_kw": 5.0,
+          "facility.flexibility.battery.energy_kwh": 5.0,
+          "facility.flexibility.battery.soc_min": 0.95},
+         r"\[facility.flexibility.battery\]: BatteryLever: expected soc_min < soc_max"),
+        ({"facility.flexibility.deferral.checkpoint": 3.0},
+         r"unknown key 'facility.flexibility.deferral.checkpoint'. Did you mean 'checkpoint_s'"),
+        ({"facility.flexibility.release_margin": 0.6},
+         r"facility.flexibility.release_margin.*less than 0.5"),
+    ]
+    for over, message in cases:
+        with pytest.raises(ScenarioError, match=message):
+            load_scenario(NAME, overrides=over)
+
+
+@pytest.mark.parametrize("section, spec_name", [
+    ("FlexibilitySection", "FlexibilitySpec"), ("BatteryLeverSection", "BatteryLever"),
+    ("InferenceLeverSection", "InferenceLever"), ("PowerCapLeverSection", "PowerCapLever"),
+    ("DeferralLeverSection", "DeferralLever"),
+])
+def test_flexibility_keys_and_defaults_are_those_of_the_dataclass(section, spec_name):
+    import dataclasses
+
+    import aiload.facility.flexspec as flexspec
+    import scenarios.schema_flexibility as schema
+
+    model = getattr(schema, section)
+    fields = {f.name: f for f in dataclasses.fields(getattr(flexspec, spec_name))}
+    assert set(model.model_fields) == set(fields)
+    for name, field in model.model_fields.items():
+        default = fields[name].default
+        if name == "source" or fields[name].default_factory is not dataclasses.MISSING:
+            assert field.default is None, name  # None: the dataclass's own
+        elif name == "merit_order":
+            assert tuple(field.default) == default
+        elif default is dataclasses.MISSING:
+            assert field.is_required(), name
+        else:
+            assert field.default == default, name
