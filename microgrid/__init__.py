@@ -1,8 +1,10 @@
 """microgrid: least-cost on-site PV, batteries and generators for an AI campus.
 
-A Pyomo model (``docs/formulation.md``) solved by HiGHS sizes PV [kWp], battery energy
-[kWh] and power [kW], generators [kW] and optionally the grid import limit [kW] for any
-facility load series [kW], and returns the hour-by-hour dispatch.
+A linear program (``docs/formulation.md``; built as arrays for HiGHS, or a Pyomo MILP with
+unit commitment) sizes PV [kWp], battery energy [kWh] and power [kW], one or more generator
+technologies [kW] and optionally the grid import limit [kW] for any facility load series
+[kW], and returns the step-by-step dispatch; ``size(method="decompose")`` sizes long
+horizons by a certified decomposition.
 
 Examples
 --------
