@@ -4,6 +4,7 @@ Run from the project root::
 
     .venv/bin/python docs/scripts/make_flexibility_figures.py [--cache campus.parquet]
     .venv/bin/python docs/scripts/make_flexibility_figures.py --scenario [OUT_DIR]
+    .venv/bin/python docs/scripts/make_flexibility_figures.py --reference
 
 The facility shape is ``aiload.facility("campus-100mw", ...)`` (one simulated year at hourly
 steps, seed 0), connected as in the ``campus-100mw-interconnection`` scenario: bus 15 of
@@ -18,7 +19,10 @@ where the campus's peak is above the firm capacity: the study, the campus's own 
 through the facility model under its implied limit, one week in closed loop) and draws
 ``docs/figures/flexibility_cosim.png`` (voltage with and without the loop) and
 ``flexibility_levers.png`` (what each lever delivered under the implied limit); the numbers of
-the page's closed-loop and cost sections are printed. About 10 minutes on the 2-core machine.
+the page's closed-loop and cost sections are printed. About 1.5 minutes on the 2-core machine.
+
+``--reference`` prints the rows of the page's reference-event table (colocation-10mw held at
+75 % for 3 h; the default merit order and deferral first); no figure. A few seconds.
 """
 
 from __future__ import annotations
@@ -207,8 +211,40 @@ def scenario_figures(out_dir: str | None = None) -> None:
     print(f"total {time.perf_counter() - t0:.0f} s")
 
 
+def reference_event() -> None:
+    """Print the rows of the page's reference-event table: ``colocation-10mw`` at u = 0.8,
+    1-min steps, 4 days from Monday 2025-01-06 (seed 0), held for 3 h from day 1 12:00 at 75 %
+    of its mean power over the hour before; the default merit order and deferral first."""
+    from aiload.facility import FlexibilitySpec
+
+    start = pd.Timestamp("2025-01-06", tz="UTC")
+    kw = dict(start=start, end="4D", freq="1min", utilization=0.8, progress=False, seed=0)
+    t0, minute = start + pd.Timedelta("1D12h"), pd.Timedelta("1min")
+    open_loop = aiload.facility("colocation-10mw", **kw)
+    pre = float(open_loop.power["facility_kw"][t0 - pd.Timedelta("1h"):t0 - minute].mean())
+    print(f"pre-event mean {pre:,.1f} kW -> limit {0.75 * pre:,.1f} kW")
+    limit = pd.Series([0.75 * pre, np.inf], index=[t0, t0 + pd.Timedelta("3h")])
+    end = start + pd.Timedelta(kw["end"])
+    for flex in (FlexibilitySpec(), FlexibilitySpec(merit_order=("deferral", "power_cap"))):
+        got = aiload.facility("colocation-10mw", power_limit_kw=limit, flexibility=flex, **kw)
+        ev, meta = got.flexibility, got.meta["flexibility"]
+        (row,) = ev.itertuples()
+        same = bool(((got.jobs["end"] <= end) == (open_loop.jobs["end"] <= end)).all())
+        print(f"{', '.join(meta['merit_order'])}: events {len(ev)}, held after "
+              f"{row.response_s:.0f} s, power cap {row.power_cap_kw:,.0f} kW, deferral "
+              f"{row.deferral_kw:,.0f} kW, inference {row.inference_kw:,.0f} kW, job delay "
+              f"{row.job_delay_h:,.0f} job-h, checkpoint overhead "
+              f"{meta['checkpoint_overhead_node_h']:,.0f} node-h, energy curtailed / made up "
+              f"{meta['energy_curtailed_mwh']:.1f} / {meta['energy_made_up_mwh']:.1f} MWh, "
+              f"shortfall {row.shortfall_kw:.0f} kW; work {meta['work_node_h']:,.0f} of "
+              f"{meta['work_open_loop_node_h']:,.0f} node-h (shifted "
+              f"{meta['work_shifted_node_h']:.0f}); same jobs done: {same}")
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--scenario":
         scenario_figures(sys.argv[2] if len(sys.argv) > 2 else None)
+    elif len(sys.argv) > 1 and sys.argv[1] == "--reference":
+        reference_event()
     else:
         main(sys.argv[2] if len(sys.argv) > 2 and sys.argv[1] == "--cache" else None)
