@@ -24,8 +24,8 @@ from pydantic import Field, field_validator, model_validator
 
 from scenarios.schema_facility import _SpecSection
 
-__all__ = ["FlexibilitySection", "BatteryLeverSection", "InferenceLeverSection",
-           "PowerCapLeverSection", "DeferralLeverSection"]
+__all__ = ["BatteryLeverSection", "DeferralLeverSection", "FlexibilitySection",
+           "InferenceLeverSection", "PowerCapLeverSection"]
 
 _SOURCE = "where the numbers come from; None: the lever's stated default source"
 
@@ -35,7 +35,7 @@ class _LeverSection(_SpecSection):
 
     def to_spec(self):
         """The lever's dataclass (``source`` left at its default when not given)."""
-        import aiload.facility.flexspec as flexspec  # noqa: PLC0415 - heavy package
+        from aiload.facility import flexspec  # heavy package: imported when used
 
         kwargs = {k: v for k, v in self._spec_kwargs().items()
                   if not (k == "source" and v is None)}
@@ -99,7 +99,7 @@ class PowerCapLeverSection(_LeverSection):
     @field_validator("curve")
     @classmethod
     def _known_curve(cls, value: str) -> str:
-        from aiload.facility.powercap import power_cap_curve  # noqa: PLC0415
+        from aiload.facility.powercap import power_cap_curve
 
         power_cap_curve(value)  # InputError naming the known curves
         return value
@@ -146,14 +146,14 @@ class FlexibilitySection(_SpecSection):
     @field_validator("merit_order")
     @classmethod
     def _levers(cls, value: list[str]) -> list[str]:
-        from aiload.facility.flexspec import FlexibilitySpec  # noqa: PLC0415
+        from aiload.facility.flexspec import FlexibilitySpec
 
         FlexibilitySpec(merit_order=value)  # InputError: the unknown name, the allowed ones
         return value
 
     def to_spec(self):
         """The ``FlexibilitySpec``."""
-        from aiload.facility.flexspec import FlexibilitySpec  # noqa: PLC0415
+        from aiload.facility.flexspec import FlexibilitySpec
 
         kwargs: dict[str, Any] = {
             "control_period_s": self.control_period_s, "merit_order": tuple(self.merit_order),

@@ -315,8 +315,8 @@ def test_default_merit_order_throttles_the_service_last():
     """campus-100mw (training and inference) for a day at 5 min, held at 92 % of its peak: by
     default the caps cover the cut and no request goes unserved; with inference ahead of the
     caps (the earlier default) the service is throttled and requests are lost."""
-    kw = dict(start=pd.Timestamp("2025-07-14", tz="UTC"), end="1D", freq="5min",
-              progress=False)
+    kw = {"start": pd.Timestamp("2025-07-14", tz="UTC"), "end": "1D", "freq": "5min",
+          "progress": False}
     base = facility("campus-100mw", **kw)
     limit = 0.92 * float(base.power["facility_kw"].max())
     default = facility("campus-100mw", power_limit_kw=limit, flexibility=FlexibilitySpec(),

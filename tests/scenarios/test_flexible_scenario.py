@@ -88,8 +88,8 @@ def test_facility_flexibility_table_reaches_the_limited_run():
     spec, kwargs = facility_call(sc.facility)
     assert kwargs["flexibility"] == FlexibilitySpec(
         merit_order=("deferral",), deferral=DeferralLever(checkpoint_s=60.0), release_margin=0.05)
-    run_kw = dict(start=pd.Timestamp("2025-07-14", tz="UTC"), end="1D", freq="5min", seed=0,
-                  progress=False)
+    run_kw = {"start": pd.Timestamp("2025-07-14", tz="UTC"), "end": "1D", "freq": "5min",
+              "seed": 0, "progress": False}
     peak = float(facility(spec, **run_kw).power["facility_kw"].max())
     got = facility(spec, power_limit_kw=0.95 * peak, **run_kw, **kwargs)
     assert got.meta["flexibility"]["merit_order"] == ["deferral"]
@@ -116,8 +116,8 @@ def test_control_period_from_either_table():
 def test_bad_facility_flexibility_is_named():
     cases = [
         ({"facility.flexibility.merit_order": ["battery", "powercap"]},
-         r"facility.flexibility.merit_order.*unknown lever 'powercap'; expected names from "
-         r"\['battery', 'inference', 'power_cap', 'deferral'\]. Did you mean 'power_cap'"),
+         (r"facility.flexibility.merit_order.*unknown lever 'powercap'; expected names from "
+          r"\['battery', 'inference', 'power_cap', 'deferral'\]. Did you mean 'power_cap'")),
         ({"facility.flexibility.power_cap.curve": "gpu-llm-trainin"},
          r"facility.flexibility.power_cap.curve.*unknown power-cap curve 'gpu-llm-trainin'"),
         ({"facility.flexibility.battery.power_kw": 5.0},
@@ -144,8 +144,8 @@ def test_bad_facility_flexibility_is_named():
 def test_flexibility_keys_and_defaults_are_those_of_the_dataclass(section, spec_name):
     import dataclasses
 
-    import aiload.facility.flexspec as flexspec
-    import scenarios.schema_flexibility as schema
+    from aiload.facility import flexspec
+    from scenarios import schema_flexibility as schema
 
     model = getattr(schema, section)
     fields = {f.name: f for f in dataclasses.fields(getattr(flexspec, spec_name))}
