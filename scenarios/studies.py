@@ -149,6 +149,10 @@ def check_steps(scenario: Scenario) -> None:
                 f"never split. Set {name}.freq to a multiple of {scenario.facility.freq} or make "
                 "facility.freq finer."
             )
+    if scenario.grid is not None and scenario.grid.flexible is not None:
+        from scenarios.flexible_study import control_period_of  # noqa: PLC0415
+
+        control_period_of(scenario.grid.flexible, scenario.facility)  # the two tables agree
 
 
 def interval_means_kw(power_kw: pd.Series, freq: str) -> pd.Series:

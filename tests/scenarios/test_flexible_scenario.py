@@ -98,7 +98,7 @@ def test_facility_flexibility_table_reaches_the_limited_run():
     assert got.meta["flexibility"]["checkpoint_overhead_node_h"] > 0
 
 
-def test_control_period_from_either_table():
+def test_control_period_from_either_table(tmp_path):
     from scenarios.flexible_study import control_period_of
 
     def period(**over):
@@ -111,6 +111,12 @@ def test_control_period_from_either_table():
                                          r"\[facility.flexibility\] control_period_s = 60 "
                                          r"disagree"):
         period(**{"facility.flexibility.control_period_s": 60.0})
+    # checked before anything runs: the facility year is not simulated, no file written
+    out = tmp_path / "out"
+    with pytest.raises(InputError, match="control_period_s = 60 disagree"):
+        run_scenario(NAME, out, progress=False,
+                     overrides={"facility.flexibility.control_period_s": 60.0})
+    assert not any(out.glob("*.parquet"))
 
 
 def test_bad_facility_flexibility_is_named():
