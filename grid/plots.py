@@ -14,9 +14,16 @@ from grid.hosting import HostingCapacity
 from grid.limits import Limits
 from grid.powerflow import GridResult
 
-__all__ = ["voltage_envelope", "loading_duration", "hosting_capacity_bars", "n1_heatmap",
-           "pv_curves", "plot_flexible_interconnection", "plot_cosimulation",
-           "plot_lever_contributions"]
+__all__ = [
+    "hosting_capacity_bars",
+    "loading_duration",
+    "n1_heatmap",
+    "plot_cosimulation",
+    "plot_flexible_interconnection",
+    "plot_lever_contributions",
+    "pv_curves",
+    "voltage_envelope",
+]
 
 
 def _axes(ax, figsize=(8, 4)):
@@ -263,9 +270,11 @@ def plot_cosimulation(result, *, ax=None):
     return ax
 
 
-#: the levers of the facility's event table, in the contract's merit order: (column, label)
-LEVER_COLUMNS = (("battery_kw", "battery"), ("inference_kw", "inference throttling"),
-                 ("power_cap_kw", "power caps"), ("deferral_kw", "deferral"))
+#: the levers of the facility's event table, in the default merit order
+#: (``aiload.facility.flexspec.DEFAULT_MERIT_ORDER``): (column, label, colour)
+LEVER_COLUMNS = (("battery_kw", "battery", "#2a9d8f"), ("power_cap_kw", "power caps", "#3e7cb1"),
+                 ("deferral_kw", "deferral", "#c0392b"),
+                 ("inference_kw", "inference throttling", "#e9c46a"))
 
 
 def plot_lever_contributions(events: pd.DataFrame, *, ax=None, top: int = 30):
@@ -283,12 +292,14 @@ def plot_lever_contributions(events: pd.DataFrame, *, ax=None, top: int = 30):
         return ax
     hours = ((events["end"] - events["start"]) / pd.Timedelta(hours=1)).to_numpy()
     mwh = pd.DataFrame({label: events[col].to_numpy() * hours / 1e3
-                        for col, label in LEVER_COLUMNS if col in events}, index=events["start"])
+                        for col, label, _ in LEVER_COLUMNS if col in events},
+                       index=events["start"])
     mwh = mwh.loc[mwh.clip(lower=0).sum(axis=1).nlargest(top).index].sort_index()
     x = np.arange(len(mwh))
     bottom = np.zeros(len(mwh))
-    colors = ("#2a9d8f", "#e9c46a", "#3e7cb1", "#c0392b")
-    for (label, values), color in zip(mwh.items(), colors, strict=False):
+    colors = {label: color for _, label, color in LEVER_COLUMNS}
+    for label, values in mwh.items():
+        color = colors[label]
         v = np.clip(values.to_numpy(), 0.0, None)
         ax.bar(x, v, bottom=bottom, color=color, label=label, width=0.8)
         bottom += v
