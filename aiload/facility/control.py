@@ -129,6 +129,9 @@ class PowerLimit:
         if index.tz is None:
             raise InputError(f"{what}: the index is naive (no time zone); expected tz-aware "
                              "times, e.g. series.tz_localize('UTC').")
+        if len(index) == 0:
+            raise InputError(f"{what}: the Series is empty; expected at least one time and "
+                             "value (a number, or NaN/inf for no limit).")
         if not index.is_monotonic_increasing or index.has_duplicates:
             raise InputError(f"{what}: the index must increase strictly (each time once); "
                              "sort it and drop duplicate times.")
@@ -144,6 +147,11 @@ class PowerLimit:
                              f"{values[values < 0][0]:g} kW at {first}; expected limits >= 0 kW "
                              "(NaN or inf for no limit).")
         starts = self.start + pd.to_timedelta(np.arange(self.n) * self.period_s, unit="s")
+        end = self.start + pd.Timedelta(seconds=self.n * self.period_s)
+        if index[0] >= end:
+            raise InputError(f"{what}: its first time {index[0]} is at or after the run's end "
+                             f"{end}, so no limit would apply; expected times from the run's "
+                             f"start {self.start} (check the year and the time zone).")
         pos = index.searchsorted(starts, side="right") - 1
         held = np.where(pos >= 0, values[np.maximum(pos, 0)], np.inf)
         return np.where(np.isnan(held), np.inf, held)
@@ -153,5 +161,14 @@ class PowerLimit:
         if self.func is None:
             return float(self.values[k])
         time = self.start + pd.Timedelta(seconds=k * self.period_s)
-        got = self.func(time, state_fn())
+        try:
+            got = self.func(time, state_fn())
+        except InputError:
+            raise
+        except Exception as err:
+            raise InputError(
+                f"power_limit_kw callable at {time}: calling limit(time, state) raised "
+                f"{type(err).__name__}: {err}; expected a function of (time, FacilityState) "
+                "returning kW (NaN or inf for no limit)."
+            ) from err
         return _limit_value(got, f"power_limit_kw callable at {time}")
