@@ -130,7 +130,15 @@ def _horizon(start, end, freq) -> pd.DatetimeIndex:
             raise InputError(f"end: expected a tz-aware timestamp or a duration, got {end!r}.")
     except ValueError:
         end_ts = start_ts + pd.Timedelta(end)
-    return pd.date_range(start_ts, end_ts, freq=freq, inclusive="left")
+    try:
+        index = pd.date_range(start_ts, end_ts, freq=freq, inclusive="left")
+    except (ValueError, TypeError):
+        raise InputError(f"freq: expected an interval such as '5min' or '1h', got {freq!r}."
+                         ) from None
+    if len(index) == 0:
+        raise InputError(f"end: expected a time after start ({start_ts}), got {end!r} (the run "
+                         f"would be empty); give a later end or a duration such as '1D'.")
+    return index
 
 
 def _controller(controller, limits: Limits, branches, net: pp.pandapowerNet):
@@ -359,7 +367,18 @@ def cosimulate(
             trafo_loading_percent=nan_t if flows is None else flows["trafo_loading_percent"],
             buses=buses, lines=lines, trafos=trafos,
             _solve=lambda p, s=s: network.solve(p, s, keep=False))
-        value = float(ctrl(t, view, state))
+        try:
+            value = ctrl(t, view, state)
+        except InputError:
+            raise
+        except Exception as err:
+            raise InputError(f"controller {ctrl_name!r} at {t} raised {type(err).__name__}: "
+                             f"{err}; expected f(time, network_state, facility_state) -> kW."
+                             ) from err
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.number)):
+            raise InputError(f"controller {ctrl_name!r} at {t}: expected a number of kW (NaN or "
+                             f"inf for no limit), got {value!r} ({type(value).__name__}).")
+        value = float(value)
         loads = np.r_[view.line_loading_percent, view.trafo_loading_percent]
         top = float(np.nanmax(loads)) if loads.size and not np.isnan(loads).all() else math.nan
         rows.append((t, p_kw, s, float(view.vm_pu[k_bus]), top, view.converged,

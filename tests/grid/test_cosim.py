@@ -197,6 +197,9 @@ def test_loading_controller_holds_the_named_line(monkeypatch, lumi_kw):
     ({"bus": 999}, "bus 999 does not exist"),
     ({"power_factor": 1.5}, "power_factor: expected a number in (0, 1]"),
     ({"background": pd.Series([1.0, 1.0])}, "background: its index"),
+    ({"end": pd.Timestamp("2024-12-31", tz="UTC")},
+     "end: expected a time after start (2025-01-01 00:00:00+00:00)"),
+    ({"freq": "1 fortnightish"}, "freq: expected an interval such as '5min'"),
 ])
 def test_bad_inputs_are_named(monkeypatch, kwargs, message):
     monkeypatch.setattr(cosim, "_facility_call", lambda *a, **k: pytest.fail("ran"))
@@ -205,6 +208,22 @@ def test_bad_inputs_are_named(monkeypatch, kwargs, message):
     with pytest.raises(InputError) as err:
         grid.cosimulate(grid.networks.load("cigre_mv"), "colocation-10mw", **args)
     assert message in str(err.value)
+
+
+@pytest.mark.parametrize(("controller", "message"), [
+    (lambda t, n, f: 1 / 0, "at 2025-01-06 00:10:00+00:00 raised ZeroDivisionError"),
+    (lambda t, n, f: "5000", "expected a number of kW (NaN or inf for no limit), got '5000' (str)"),
+    (lambda t, n, f: None, "got None (NoneType)"),
+])
+def test_a_controller_that_fails_or_returns_no_number_is_named(monkeypatch, controller, message):
+    """What the user's controller raises or returns is reported with the controller and time."""
+    index = pd.date_range("2025-01-06", periods=6, freq="10min", tz="UTC")
+    monkeypatch.setattr(cosim, "_facility_call",
+                        FakeFacility(pd.Series(5000.0, index, name="facility_kw"), 600.0))
+    with pytest.raises(InputError) as err:
+        grid.cosimulate(grid.networks.load("cigre_mv"), "stand-in", bus=14, start=index[0],
+                        end="1h", freq="10min", controller=controller, open_loop=False)
+    assert "controller '<lambda>'" in str(err.value) and message in str(err.value)
 
 
 def test_naive_start_is_refused(monkeypatch):
