@@ -78,6 +78,9 @@ def check_bus(net: pp.pandapowerNet, bus: int) -> int:
     A bus that no in-service path joins to a slack (an open switch, a line, transformer or
     bus out of service) is refused with the cut named (:func:`grid.topology.check_supplied`).
     """
+    if not isinstance(net, pp.pandapowerNet):
+        raise InputError(f"net: expected a pandapower network (e.g. grid.networks.load("
+                         f"'cigre_mv')), got {type(net).__name__}.")
     if isinstance(bus, (bool, np.bool_)) or not isinstance(bus, (int, np.integer)):
         raise InputError(f"bus: expected a bus index (int) of net.bus, got {bus!r}.")
     if bus not in net.bus.index:

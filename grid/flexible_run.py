@@ -88,7 +88,9 @@ def implied_limit_kw(study: FlexibleInterconnection, size_mw: float) -> pd.Serie
     if not isinstance(study, FlexibleInterconnection):
         raise InputError(f"study: expected a grid.FlexibleInterconnection, got "
                          f"{type(study).__name__}.")
-    if not (isinstance(size_mw, (int, float)) and math.isfinite(size_mw) and size_mw > 0):
+    if isinstance(size_mw, (bool, np.bool_)) or not (
+            isinstance(size_mw, (int, float, np.integer, np.floating))
+            and math.isfinite(size_mw) and size_mw > 0):
         raise InputError(f"size_mw: expected a positive facility peak [MW], got {size_mw!r}.")
     factor = float(size_mw) / float(study.load_mw.max())
     return (study.headroom_mw * 1e3 / factor).rename("limit_kw")
@@ -206,6 +208,9 @@ def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pan
     CurtailmentCost
     """
     limit = implied_limit_kw(study, size_mw)
+    from grid.attach import check_bus
+
+    check_bus(net, study.bus)  # before the facility runs
     index = study.load_mw.index
     step = pd.Timedelta(index.freq)
     start = index[0] if start is None else start

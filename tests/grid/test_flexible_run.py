@@ -47,6 +47,12 @@ def test_implied_limit_is_the_headroom_over_the_factor():
     assert limit.name == "limit_kw"
     with pytest.raises(InputError, match="size_mw: expected a positive facility peak"):
         implied_limit_kw(study, -1.0)
+    with pytest.raises(InputError, match=r"size_mw: expected a positive facility peak \[MW\], "
+                                         "got True"):
+        implied_limit_kw(study, True)
+    np.testing.assert_allclose(implied_limit_kw(study, np.int64(4)).to_numpy(), limit.to_numpy())
+    with pytest.raises(InputError, match="net: expected a pandapower network .*, got str"):
+        grid.curtailment_cost(study, 4.0, "cigre_mv", "colocation-10mw")
     with pytest.raises(InputError, match="study: expected a grid.FlexibleInterconnection, got "
                                          "DataFrame"):
         implied_limit_kw(study.table, 1.0)
