@@ -287,6 +287,16 @@ class GridBackgroundSection(_Section):
     decimals: int = Field(2, ge=0, le=6, description="rounding of the multipliers (fewer distinct "
                           "levels: a faster flexible_interconnection) [-]")
 
+    @field_validator("peak_day")
+    @classmethod
+    def _month_day(cls, value: str) -> str:
+        try:
+            dt.date(2001, int(value[:2]), int(value[3:]))  # a month-day every year has
+        except ValueError:
+            raise ValueError(f"peak_day = {value!r} is not a date of every year; expected "
+                             "'MM-DD' such as '07-15' (not '02-29')") from None
+        return value
+
     @model_validator(mode="after")
     def _non_negative(self) -> GridBackgroundSection:
         if self.mean - self.seasonal_amplitude - self.daily_amplitude < 0:
@@ -339,6 +349,14 @@ class GridFlexibleSection(_Section):
     @classmethod
     def _freqs(cls, value: str) -> str:
         return _check_freq(value)
+
+    @field_validator("sizes_mw")
+    @classmethod
+    def _sizes(cls, value: list[float] | None) -> list[float] | None:
+        if value is not None and (not value or min(value) <= 0):
+            raise ValueError(f"sizes_mw: expected one or more facility peaks > 0 [MW], got "
+                             f"{value!r} (leave the key out for the firm capacity x 1.00 .. 2.00)")
+        return value
 
     @field_validator("cosim_start", "cosim_end")
     @classmethod

@@ -152,7 +152,33 @@ def check_steps(scenario: Scenario) -> None:
     if scenario.grid is not None and scenario.grid.flexible is not None:
         from scenarios.flexible_study import control_period_of  # noqa: PLC0415
 
-        control_period_of(scenario.grid.flexible, scenario.facility)  # the two tables agree
+        period = control_period_of(scenario.grid.flexible, scenario.facility)  # tables agree
+        _check_flexible_steps(scenario, period)
+
+
+def _check_flexible_steps(scenario: Scenario, period: str) -> None:
+    """The control period against the steps of the runs with a limit, and the closed-loop
+    window, before anything runs (InputError)."""
+    section, flex = scenario.grid, scenario.grid.flexible
+    period_s = pd.Timedelta(pd.tseries.frequencies.to_offset(period)).total_seconds()
+    runs = []
+    if "flexible_interconnection" in section.studies and flex.curtailment_cost:
+        runs.append(("grid.freq", section.freq))
+    if "cosimulate" in section.studies:
+        runs.append(("grid.flexible.cosim_freq", flex.cosim_freq))
+        start = pd.Timestamp(flex.cosim_start or scenario.facility.start)
+        end = pd.Timestamp(flex.cosim_end) if flex.cosim_end else start + pd.Timedelta("7D")
+        if end <= start:
+            raise InputError(f"grid.flexible: cosim_end = {end} is not after cosim_start = "
+                             f"{start}; expected a later cosim_end (or leave it out: 7 days).")
+    for name, freq in runs:
+        step_s = pd.Timedelta(pd.tseries.frequencies.to_offset(freq)).total_seconds()
+        ratio = max(period_s, step_s) / min(period_s, step_s)
+        if abs(ratio - round(ratio)) > 1e-9 * ratio:
+            raise InputError(
+                f"the control period {period!r} ({period_s:g} s) is neither a whole multiple nor "
+                f"a whole divisor of {name} = {freq!r} ({step_s:g} s); expected e.g. "
+                f"control_period = {freq!r} in [grid.flexible].")
 
 
 def interval_means_kw(power_kw: pd.Series, freq: str) -> pd.Series:

@@ -72,6 +72,26 @@ def test_bad_flexible_settings_are_named():
         load_scenario(NAME, overrides={"grid.flexible.cosim_start": "2025-07-14T00:00:00"})
     with pytest.raises(ScenarioError, match="goes below 0"):
         load_scenario(NAME, overrides={"grid.flexible.background.mean": 0.1})
+    with pytest.raises(ScenarioError, match=r"peak_day = '02-29' is not a date of every year"):
+        load_scenario(NAME, overrides={"grid.flexible.background.peak_day": "02-29"})
+    with pytest.raises(ScenarioError, match=r"sizes_mw: expected one or more facility peaks > 0"):
+        load_scenario(NAME, overrides={"grid.flexible.sizes_mw": [-5.0]})
+
+
+@pytest.mark.parametrize(("over", "message"), [
+    ({"grid.flexible.control_period": "7min"},
+     r"the control period '7min' \(420 s\) is neither a whole multiple nor a whole divisor of "
+     r"grid.freq = '1h'"),
+    ({"grid.flexible.cosim_freq": "7min"}, r"of grid.flexible.cosim_freq = '7min' \(420 s\)"),
+    ({"grid.flexible.cosim_end": "2025-07-13T00:00:00Z"},
+     r"cosim_end = 2025-07-13 00:00:00\+00:00 is not after cosim_start = 2025-07-14"),
+])
+def test_flexible_steps_are_checked_before_anything_runs(tmp_path, monkeypatch, over, message):
+    from scenarios import studies
+
+    monkeypatch.setattr(studies, "facility", lambda *a, **k: pytest.fail("the facility ran"))
+    with pytest.raises(InputError, match=message):
+        run_scenario(NAME, tmp_path / "out", progress=False, overrides=over)
 
 
 def test_facility_flexibility_table_reaches_the_limited_run():
