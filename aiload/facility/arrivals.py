@@ -90,6 +90,15 @@ class CoxArrivals:
                 f"first) with a positive sum, got shape {week.shape}."
             )
         object.__setattr__(self, "hour_of_week", tuple((week / week.mean()).tolist()))
+        for name in ("sigma2", "tau_s", "step_s"):
+            value = getattr(self, name)
+            if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float,
+                                                                             np.number)):
+                raise InputError(f"CoxArrivals.{name}: expected a number, got {value!r} "
+                                 f"({type(value).__name__}).")
+        if not isinstance(self.typical_start, (bool, np.bool_)):
+            raise InputError(f"CoxArrivals.typical_start: expected True or False, got "
+                             f"{self.typical_start!r}.")
         if not (np.isfinite(self.sigma2) and 0.0 <= self.sigma2 <= 10.0):
             raise InputError(f"CoxArrivals.sigma2: expected 0 <= σ² <= 10, got {self.sigma2!r}.")
         if not (np.isfinite(self.tau_s) and self.tau_s > 0):

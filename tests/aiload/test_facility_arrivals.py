@@ -110,6 +110,12 @@ def test_errors_say_what_was_expected():
         CoxArrivals(hour_of_week=(1.0,) * 24, sigma2=0.1, tau_s=10.0)
     with pytest.raises(InputError, match=r"step_s: expected 0 < step <= tau_s"):
         CoxArrivals(hour_of_week=FLAT, sigma2=0.1, tau_s=100.0, step_s=300.0)
+    with pytest.raises(InputError, match="CoxArrivals.typical_start: expected True or False, "
+                                         "got 'no'"):
+        CoxArrivals(hour_of_week=FLAT, sigma2=0.1, tau_s=3600.0, typical_start="no")
+    with pytest.raises(InputError, match=r"CoxArrivals.sigma2: expected a number, got '0.1' "
+                                         r"\(str\)"):
+        CoxArrivals(hour_of_week=FLAT, sigma2="0.1", tau_s=3600.0)
     with pytest.raises(InputError, match="Did you mean 'helios-earth'"):
         fitted("helios-erth")
     with pytest.raises(InputError, match="leave daily_amplitude and weekly_amplitude at 0"):
