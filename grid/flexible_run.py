@@ -68,7 +68,11 @@ def cosine_background(index: pd.DatetimeIndex, *, mean: float = 0.80,
                          f"({seasonal_amplitude}, {daily_amplitude}) goes below 0 ({low:.3g}); "
                          "multipliers must stay non-negative.")
     utc = index.tz_convert("UTC")
-    peaks = pd.DatetimeIndex([pd.Timestamp(f"{y}-{peak_day}", tz="UTC") for y in utc.year])
+    try:
+        peaks = pd.DatetimeIndex([pd.Timestamp(f"{y}-{peak_day}", tz="UTC") for y in utc.year])
+    except ValueError:
+        raise InputError(f"cosine_background: peak_day = {peak_day!r} is not a month-day of "
+                         f"every year of the index; expected 'MM-DD' such as '07-15'.") from None
     day = np.asarray((utc - peaks) / pd.Timedelta(days=1))
     hour = utc.hour.to_numpy() + utc.minute.to_numpy() / 60.0
     m = (mean + seasonal_amplitude * np.cos(2 * np.pi * day / 365.0)

@@ -34,6 +34,8 @@ def test_cosine_background_refuses_negative_and_naive():
         cosine_background(idx, mean=0.1, seasonal_amplitude=0.1, daily_amplitude=0.1)
     with pytest.raises(InputError, match="tz-aware DatetimeIndex, got DatetimeIndex \\(naive\\)"):
         cosine_background(idx.tz_localize(None))
+    with pytest.raises(InputError, match="peak_day = '13-45' is not a month-day"):
+        cosine_background(idx, peak_day="13-45")
 
 
 def test_implied_limit_is_the_headroom_over_the_factor():
