@@ -136,7 +136,11 @@ class PowerCapCurve:
                              "status": self.point_status, "source": self.point_sources})
 
     def _check(self, values, what: str, low: float) -> np.ndarray:
-        x = np.asarray(values, dtype=float)
+        try:
+            x = np.asarray(values, dtype=float)
+        except (TypeError, ValueError):
+            raise InputError(f"{what}: expected numbers in [{low:.4g}, 1] (a float, an array or "
+                             f"a Series), got {values!r}.") from None
         bad = ~((x >= low) & (x <= 1.0))  # NaN is bad too
         if np.any(bad):
             first = float(x[bad].flat[0])
@@ -208,7 +212,9 @@ class PowerCapCurve:
             raise InputError(f"power-cap curve {self.name!r} is already of node power "
                              f"(power_scope={self.power_scope!r}); for_node applies to GPU "
                              "curves only")
-        share = float(gpu_share)
+        numeric = isinstance(gpu_share, (int, float, np.number)) and not isinstance(
+            gpu_share, (bool, np.bool_))
+        share = float(gpu_share) if numeric else np.nan
         if not 0.0 < share <= 1.0:
             raise InputError(f"gpu_share {gpu_share!r} must be in (0, 1]: the GPUs' share of "
                              "the node's uncapped power (e.g. 0.75 for an 8-GPU server whose "

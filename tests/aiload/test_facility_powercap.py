@@ -131,6 +131,18 @@ def test_a_gpu_curve_seen_at_the_node():
         gpu.for_node(1.5)
     with pytest.raises(InputError, match="already of node power"):
         power_cap_curve("hpc-hpl").for_node(0.5)
+    for share in ("most", None, True):
+        with pytest.raises(InputError, match=rf"gpu_share {share!r} must be in \(0, 1\]"):
+            gpu.for_node(share)
+
+
+def test_a_value_that_is_no_number_is_refused_with_the_range():
+    curve = power_cap_curve("hpc-hpl")
+    with pytest.raises(InputError, match=r"power fraction: expected numbers in \[0.\d+, 1\] "
+                                         r"\(a float, an array or a Series\), got 'full'"):
+        curve.throughput("full")
+    with pytest.raises(InputError, match=r"throughput: expected numbers in .*got \{\}"):
+        curve.power_fraction({})
 
 
 def test_the_script_rebuilds_the_bundled_hpl_curve_from_the_subset(data_dir):
