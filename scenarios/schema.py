@@ -566,6 +566,16 @@ class MicrogridSection(_Section):
                 f"extra_generator_technologies = {self.extra_generator_technologies} needs "
                 "cost_set: further technologies are priced by a bundled cost set"
             )
+        names = [self.generator_technology or "generator", *self.extra_generator_technologies]
+        if len(set(names)) != len(names):
+            raise ValueError(
+                f"extra_generator_technologies = {self.extra_generator_technologies} repeats a "
+                f"technology or the main generator's ({names[0]!r}); expected each further "
+                "technology once, other than generator_technology"
+            )
+        method = self.options.get("method", "exact")
+        if method not in ("exact", "decompose"):
+            raise ValueError(f"options.method = {method!r}; expected 'exact' or 'decompose'")
         return self
 
 

@@ -115,6 +115,18 @@ def test_study_step_finer_than_facility_step_fails_before_computing(tmp_path, mo
                      overrides={**SHORT, "microgrid.freq": "5min"})
 
 
+@pytest.mark.parametrize(("over", "message"), [
+    ({"microgrid.extra_generator_technologies": ["gas_engine"]},
+     r"\['gas_engine'\] repeats a technology or the main generator's \('gas_engine'\)"),
+    ({"microgrid.extra_generator_technologies": ["diesel", "diesel"]}, "repeats a technology"),
+    ({"microgrid.options.method": "decompos"},
+     r"options.method = 'decompos'; expected 'exact' or 'decompose'"),
+])
+def test_bad_microgrid_generators_or_method_fail_when_loaded(over, message):
+    with pytest.raises(ScenarioError, match=message):
+        load_scenario("campus-100mw-microgrid", overrides=over)
+
+
 def test_replicates_write_percentile_bands(tmp_path, facility_fn):
     result = run_scenario("inference-1mw", tmp_path / "out", progress=False,
                           overrides={"facility.end": "2025-01-01T06:00:00Z",
