@@ -171,6 +171,17 @@ def _check_flexible_steps(scenario: Scenario, period: str) -> None:
         if end <= start:
             raise InputError(f"grid.flexible: cosim_end = {end} is not after cosim_start = "
                              f"{start}; expected a later cosim_end (or leave it out: 7 days).")
+    if runs and scenario.facility.flexibility is not None:
+        import dataclasses  # noqa: PLC0415
+
+        from aiload.facility.flexout import check_flexibility  # noqa: PLC0415
+        from scenarios.flexible_study import facility_call  # noqa: PLC0415
+
+        from aiload.facility.presets import resolve_spec  # noqa: PLC0415
+
+        spec, kwargs = facility_call(scenario.facility)
+        flex = kwargs.pop("flexibility")
+        check_flexibility(dataclasses.replace(resolve_spec(spec, kwargs), flexibility=flex))
     for name, freq in runs:
         step_s = pd.Timedelta(pd.tseries.frequencies.to_offset(freq)).total_seconds()
         ratio = max(period_s, step_s) / min(period_s, step_s)

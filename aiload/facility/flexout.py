@@ -18,7 +18,7 @@ import pandas as pd
 
 from aiload.facility.overheads import CoolingLag, cooling_kw, losses_kw
 
-__all__ = ["assemble", "EVENT_COLUMNS"]
+__all__ = ["EVENT_COLUMNS", "assemble", "check_flexibility"]
 
 EVENT_COLUMNS = ["start", "end", "target_kw", "excess_kw", "battery_kw", "inference_kw",
                  "power_cap_kw", "deferral_kw", "response_s", "deferred_node_h",
@@ -208,7 +208,6 @@ def check_limit_run(spec, limit, start: pd.Timestamp, freq_s: float, n_bins: int
     """Refuse, before the simulation, what a limited run cannot do (InputError)."""
     from aiload.errors import InputError  # noqa: PLC0415
     from aiload.facility.control import PowerLimit, check_control_period  # noqa: PLC0415
-    from aiload.facility.replay import cap_curve  # noqa: PLC0415
 
     if replicates != 1 or stream_to is not None:
         raise InputError(
@@ -226,6 +225,21 @@ def check_limit_run(spec, limit, start: pd.Timestamp, freq_s: float, n_bins: int
         f"facility(power_limit_kw=..., {n_bins * q:,} control steps)",
         "Use a coarser freq or a control period of at least freq, or a shorter run.")
     PowerLimit(limit, start, spec.flexibility.control_period_s, n_periods)
+    check_flexibility(spec)
+
+
+def check_flexibility(spec) -> None:
+    """Refuse ``spec.flexibility`` settings the spec cannot use (InputError): deferrable
+    streams it does not have, a cap below its power-cap curve."""
+    from aiload.errors import InputError  # noqa: PLC0415
+    from aiload.facility.replay import cap_curve  # noqa: PLC0415
+
+    deferrable = spec.flexibility.deferrable_streams
+    names = {s.name for s in spec.streams}
+    unknown = [s for s in deferrable or () if s not in names]
+    if unknown:
+        raise InputError(f"FlexibilitySpec.deferrable_streams: unknown stream(s) "
+                         f"{unknown}; the spec has {sorted(names)}.")
     curve = cap_curve(spec)
     lowest = spec.flexibility.power_cap.min_power_fraction
     if lowest is not None and lowest < curve.min_power_fraction:

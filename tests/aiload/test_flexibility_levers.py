@@ -220,6 +220,14 @@ def test_bad_settings_are_refused(make, message):
     assert message in str(err.value)
 
 
+def test_an_unknown_deferrable_stream_is_refused_before_the_simulation(monkeypatch):
+    import aiload.facility.model as model
+
+    monkeypatch.setattr(model, "_simulate", lambda *a, **k: pytest.fail("simulated"))
+    with pytest.raises(InputError, match=r"unknown stream\(s\) \['t'\]"):
+        run(one_job(flex=FlexibilitySpec(deferrable_streams=("t",))), 5.0)
+
+
 def test_unknown_deferrable_stream_and_a_cap_below_the_data_are_refused():
     with pytest.raises(InputError, match=r"unknown stream\(s\) \['t'\]"):
         run(one_job(flex=FlexibilitySpec(deferrable_streams=("t",))), 5.0)

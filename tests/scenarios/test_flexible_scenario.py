@@ -80,11 +80,15 @@ def test_bad_flexible_settings_are_named():
 
 @pytest.mark.parametrize(("over", "message"), [
     ({"grid.flexible.control_period": "7min"},
-     r"the control period '7min' \(420 s\) is neither a whole multiple nor a whole divisor of "
-     r"grid.freq = '1h'"),
+     (r"the control period '7min' \(420 s\) is neither a whole multiple nor a whole divisor "
+      r"of grid.freq = '1h'")),
     ({"grid.flexible.cosim_freq": "7min"}, r"of grid.flexible.cosim_freq = '7min' \(420 s\)"),
     ({"grid.flexible.cosim_end": "2025-07-13T00:00:00Z"},
      r"cosim_end = 2025-07-13 00:00:00\+00:00 is not after cosim_start = 2025-07-14"),
+    ({"facility.flexibility.deferrable_streams": ["trainin"]},
+     r"deferrable_streams: unknown stream\(s\) \['trainin'\]; the spec has"),
+    ({"facility.flexibility.power_cap.min_power_fraction": 0.1},
+     r"min_power_fraction = 0.1 is below the lowest cap"),
 ])
 def test_flexible_steps_are_checked_before_anything_runs(tmp_path, monkeypatch, over, message):
     from scenarios import studies
