@@ -142,6 +142,10 @@ def _horizon(start, end, freq) -> pd.DatetimeIndex:
 
 
 def _controller(controller, limits: Limits, branches, net: pp.pandapowerNet):
+    if branches is not None and not (isinstance(controller, str) and controller == "loading"):
+        raise InputError(f"branches: only controller='loading' watches branches, got "
+                         f"controller={controller!r} with branches={branches!r}; drop branches "
+                         "or use controller='loading'.")
     if callable(controller) and not isinstance(controller, str):
         return controller, getattr(controller, "name", getattr(controller, "__name__",
                                                                type(controller).__name__))

@@ -216,7 +216,13 @@ def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pan
 
     check_bus(net, study.bus)  # before the facility runs
     index = study.load_mw.index
-    step = pd.Timedelta(index.freq)
+    freq0 = index.freq if index.freq is not None else (
+        pd.infer_freq(index) if len(index) >= 3 else None)
+    if freq0 is None:
+        raise InputError("study: its facility series has no regular step (load_mw.index.freq is "
+                         "None and none can be inferred); expected a series at a fixed step, "
+                         "e.g. load_mw.asfreq('1h') before grid.flexible_interconnection.")
+    step = pd.Timedelta(pd.tseries.frequencies.to_offset(freq0))
     start = index[0] if start is None else start
     end = index[-1] + step if end is None else end
     freq = freq if freq is not None else f"{int(step.total_seconds())}s"

@@ -350,6 +350,14 @@ class GridFlexibleSection(_Section):
     def _freqs(cls, value: str) -> str:
         return _check_freq(value)
 
+    @model_validator(mode="after")
+    def _branches_for_loading(self) -> GridFlexibleSection:
+        if self.branches is not None and self.controller != "loading":
+            raise ValueError(f"branches = {self.branches} are watched only by controller = "
+                             f"'loading', got controller = {self.controller!r}; remove branches "
+                             "or set controller = 'loading'")
+        return self
+
     @field_validator("sizes_mw")
     @classmethod
     def _sizes(cls, value: list[float] | None) -> list[float] | None:

@@ -55,6 +55,15 @@ def test_implied_limit_is_the_headroom_over_the_factor():
     np.testing.assert_allclose(implied_limit_kw(study, np.int64(4)).to_numpy(), limit.to_numpy())
     with pytest.raises(InputError, match="net: expected a pandapower network .*, got str"):
         grid.curtailment_cost(study, 4.0, "cigre_mv", "colocation-10mw")
+    # a regular series whose index carries no freq: the step is inferred (was a ValueError)
+    bare = pd.Series(load.to_numpy(), pd.DatetimeIndex(list(idx)), name="facility_mw")
+    assert bare.index.freq is None
+    study = grid.flexible_interconnection(grid.networks.load("cigre_mv"), bare, bus=9,
+                                          limits=grid.Limits(vm_min_pu=0.9),
+                                          background=pd.Series(0.7, bare.index), sizes_mw=[2.0])
+    cost = grid.curtailment_cost(study, 4.0, grid.networks.load("cigre_mv"), "colocation-10mw")
+    assert len(cost.load.power) == 4 and cost.load.power.index[1] - cost.load.power.index[0] \
+        == pd.Timedelta("1h")
     with pytest.raises(InputError, match="study: expected a grid.FlexibleInterconnection, got "
                                          "DataFrame"):
         implied_limit_kw(study.table, 1.0)

@@ -76,6 +76,9 @@ def test_bad_flexible_settings_are_named():
         load_scenario(NAME, overrides={"grid.flexible.background.peak_day": "02-29"})
     with pytest.raises(ScenarioError, match=r"sizes_mw: expected one or more facility peaks > 0"):
         load_scenario(NAME, overrides={"grid.flexible.sizes_mw": [-5.0]})
+    with pytest.raises(ScenarioError, match=r"are watched only by controller = 'loading', got "
+                                            r"controller = 'voltage'"):
+        load_scenario(NAME, overrides={"grid.flexible.branches": ["line 3"]})
 
 
 @pytest.mark.parametrize(("over", "message"), [
