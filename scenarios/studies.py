@@ -172,12 +172,11 @@ def _check_flexible_steps(scenario: Scenario, period: str) -> None:
             raise InputError(f"grid.flexible: cosim_end = {end} is not after cosim_start = "
                              f"{start}; expected a later cosim_end (or leave it out: 7 days).")
     if runs and scenario.facility.flexibility is not None:
-        import dataclasses  # noqa: PLC0415
+        import dataclasses
 
-        from aiload.facility.flexout import check_flexibility  # noqa: PLC0415
-        from scenarios.flexible_study import facility_call  # noqa: PLC0415
-
-        from aiload.facility.presets import resolve_spec  # noqa: PLC0415
+        from aiload.facility.flexout import check_flexibility
+        from aiload.facility.presets import resolve_spec
+        from scenarios.flexible_study import facility_call
 
         spec, kwargs = facility_call(scenario.facility)
         flex = kwargs.pop("flexibility")

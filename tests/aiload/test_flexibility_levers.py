@@ -221,7 +221,7 @@ def test_bad_settings_are_refused(make, message):
 
 
 def test_an_unknown_deferrable_stream_is_refused_before_the_simulation(monkeypatch):
-    import aiload.facility.model as model
+    from aiload.facility import model
 
     monkeypatch.setattr(model, "_simulate", lambda *a, **k: pytest.fail("simulated"))
     with pytest.raises(InputError, match=r"unknown stream\(s\) \['t'\]"):

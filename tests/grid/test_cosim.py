@@ -200,8 +200,8 @@ def test_loading_controller_holds_the_named_line(monkeypatch, lumi_kw):
     ({"end": pd.Timestamp("2024-12-31", tz="UTC")},
      "end: expected a time after start (2025-01-01 00:00:00+00:00)"),
     ({"freq": "1 fortnightish"}, "freq: expected an interval such as '5min'"),
-    ({"branches": ["line 10"]}, "branches: only controller='loading' watches branches, got "
-                                "controller='voltage'"),
+    ({"branches": ["line 10"]}, ("branches: only controller='loading' watches branches, got "
+                                 "controller='voltage'")),
 ])
 def test_bad_inputs_are_named(monkeypatch, kwargs, message):
     monkeypatch.setattr(cosim, "_facility_call", lambda *a, **k: pytest.fail("ran"))
