@@ -34,6 +34,7 @@ from grid.cosim_control import (
     VoltageController,
     parse_branches,
 )
+from grid.cosim_grid import KeptVoltages, closed_loop_result
 from grid.limits import Limits
 from grid.powerflow import GridResult, _background_scale, timeseries
 
@@ -334,6 +335,9 @@ def cosimulate(
     scale = _background_scale(background, index)
     ctrl, ctrl_name = _controller(controller, limits, branches, net)
     network = _Network(net, bus, pf, enforce_q_lims)
+    # with Q limits grid.timeseries solves each step with the loop's own Newton: keep them
+    kept = KeptVoltages(network.model, index,
+                        network.solver is not None and network.model.enforce_q_lims)
     times = index.asi8
     csum = np.r_[0.0, np.cumsum(scale)]
     buses, lines, trafos = net.bus.index, net.line.index, net.trafo.index
@@ -346,6 +350,8 @@ def cosimulate(
         i0 = int(np.searchsorted(times, t.value - int(length_s * 1e9), side="left"))
         if i1 <= i0:  # a period shorter than a step: the step that holds it
             return float(scale[max(i1 - 1, 0)])
+        if i1 - i0 == 1:  # one step: its own value (a cumsum difference is 1e-11 off)
+            return float(scale[i0])
         return float((csum[i1] - csum[i0]) / (i1 - i0))
 
     def limit(t: pd.Timestamp, state) -> float:
@@ -363,6 +369,8 @@ def cosimulate(
             return math.inf
         s = period_scale(t, float(state.period_s))
         flows = network.solve(p_kw / 1e3, s, keep=True)
+        kept.keep(t.value, float(state.period_s), p_kw / 1e3, s,
+                  None if flows is None else flows.v)
         nan_b, nan_l, nan_t = (np.full(len(x), np.nan) for x in (buses, lines, trafos))
         view = NetworkState(
             time=t, facility_mw=p_kw / 1e3, background=s, converged=flows is not None,
@@ -401,8 +409,15 @@ def cosimulate(
     control = pd.DataFrame(rows, columns=["time", "facility_kw", "background", "vm_pu",
                                           "max_loading_percent", "converged", "limit_kw"]
                            ).set_index("time")
-    result = timeseries(net, power["facility_kw"], bus=bus, power_factor=pf,
-                        background=background, limits=limits, enforce_q_lims=enforce_q_lims)
+    if kept.steps:
+        result, reused = closed_loop_result(net, network, kept, power["facility_kw"],
+                                            bus=bus, pf=pf, scale=scale, limits=limits)
+        log.info("grid.cosimulate: %d of %d steps' power flows taken from the loop",
+                 reused, len(index))
+    else:
+        result = timeseries(net, power["facility_kw"], bus=bus, power_factor=pf,
+                            background=background, limits=limits,
+                            enforce_q_lims=enforce_q_lims)
     before = None
     if open_loop and "curtailed_kw" in power.columns:
         demand = (power["facility_kw"] + power["curtailed_kw"]).rename("facility_kw")

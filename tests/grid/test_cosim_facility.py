@@ -90,6 +90,47 @@ def test_closed_loop_curtails_what_the_open_loop_would_draw(closed_loop):
     assert res.events is not None and len(res.events) >= 1
 
 
+def test_closed_loop_grid_result_is_grid_timeseries_of_the_closed_loop_series(closed_loop,
+                                                                             monkeypatch):
+    """The closed-loop GridResult is built from the loop's own per-period power flows (Q
+    limits on, control period = step), not from a second grid.timeseries; it must equal
+    grid.timeseries on the closed-loop series step for step."""
+    import grid.cosim as cosim
+
+    net, background, res = closed_loop
+    ref = grid.timeseries(net, res.load.power["facility_kw"], bus=BUS, background=background,
+                          limits=LIMITS)
+    assert res.load.power["curtailed_kw"].max() > 1000.0  # the loop did act
+    for name in ("vm_pu", "line_loading_percent", "trafo_loading_percent"):
+        got, want = getattr(res.grid, name), getattr(ref, name)
+        assert got.index.equals(want.index) and got.columns.equals(want.columns)
+        np.testing.assert_allclose(got.to_numpy(), want.to_numpy(), rtol=0,
+                                   atol=1e-9 if name == "vm_pu" else 1e-7)
+    np.testing.assert_allclose(res.grid.ext_grid_p_mw, ref.ext_grid_p_mw, rtol=0, atol=1e-7)
+    assert res.grid.converged.equals(ref.converged)
+    assert (res.grid.engine, res.grid.engine_reason) == (ref.engine, ref.engine_reason)
+    pd.testing.assert_series_equal(res.grid.facility_mw, ref.facility_mw)
+    # and it was built without running grid.timeseries on the closed-loop series again
+    calls = []
+    real = cosim.timeseries
+    monkeypatch.setattr(cosim, "timeseries", lambda *a, **k: calls.append(1) or real(*a, **k))
+    again = grid.cosimulate(net, "campus-100mw", bus=BUS, start=START, end="6h",
+                            freq="5min", control_period="5min", controller="voltage",
+                            limits=LIMITS, background=background[:72], seed=0,
+                            open_loop=False)
+    assert calls == []
+    short = grid.timeseries(net, again.load.power["facility_kw"], bus=BUS,
+                            background=background[:72], limits=LIMITS)
+    np.testing.assert_allclose(again.grid.vm_pu.to_numpy(), short.vm_pu.to_numpy(), rtol=0,
+                               atol=1e-9)
+    # a control period longer than the step is not a step's power flow: grid.timeseries runs
+    calls.clear()
+    grid.cosimulate(net, "campus-100mw", bus=BUS, start=START, end="6h", freq="5min",
+                    control_period="15min", controller="voltage", limits=LIMITS,
+                    background=background[:72], seed=0, open_loop=False)
+    assert calls == [1]
+
+
 def test_curtailment_cost_cross_check():
     """The implied limit of the campus's own size, run through the facility; grid.timeseries
     on the result breaks no limit except where the facility reports a shortfall."""
