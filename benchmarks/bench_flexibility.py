@@ -7,7 +7,9 @@ connection: generator Q limits on, limits 0.94-1.06 pu, the illustrative backgro
 
 - **closed loop**: ``grid.cosimulate(..., open_loop=False)`` — the facility model with the
   callable limit, one warm-started Newton power flow per control period (more while the
-  controller searches the headroom), then ``grid.timeseries`` on the result;
+  controller searches the headroom); the closed-loop ``GridResult`` is built from those
+  per-period power flows (``grid.cosim_grid``: equal to ``grid.timeseries`` on the result,
+  which is no longer run again);
 - **open loop** (the baseline): ``aiload.facility(...)`` of the same year plus
   ``grid.timeseries`` on its ``facility_kw``.
 
@@ -40,7 +42,7 @@ def _load() -> str:
 def run(quick: bool = False) -> list[dict]:
     """``quick``: one week instead of a year (a smoke check); ``AILOAD_BENCH_FLEX_DAYS``
     sets another horizon [days]."""
-    days = int(os.environ.get("AILOAD_BENCH_FLEX_DAYS", 7 if quick else 365))
+    days = int(os.environ.get("AILOAD_BENCH_FLEX_DAYS", "7" if quick else "365"))
     end = START + pd.Timedelta(days=days)
     index = pd.date_range(START, end, freq="5min", inclusive="left")
     background = cosine_background(index)

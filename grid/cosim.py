@@ -56,7 +56,9 @@ class Cosimulation:
         ``flexibility`` per event).
     grid : GridResult
         :func:`grid.timeseries` on the closed-loop ``facility_kw`` (the reference voltages
-        and loadings, at the facility's output ``freq``).
+        and loadings, at the facility's output ``freq``). With Q limits and a control period
+        equal to ``freq`` it is built from the loop's own per-period power flows, the same
+        ones (:mod:`grid.cosim_grid`).
     open_loop : GridResult or None
         :func:`grid.timeseries` on the facility's open-loop power (``facility_kw +
         curtailed_kw``), for comparison; None when not asked for.
