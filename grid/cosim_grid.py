@@ -20,19 +20,15 @@ before.
 
 from __future__ import annotations
 
-import logging
-
 import numpy as np
 import pandas as pd
 
 from grid import engines
 from grid.attach import facility_mw, q_mvar
 from grid.limits import Limits
-from grid.powerflow import CHUNK_STEPS, GridResult
+from grid.powerflow import CHUNK_STEPS, GridResult, assemble
 
 __all__ = ["KeptVoltages", "closed_loop_result"]
-
-log = logging.getLogger(__name__)
 
 #: relative difference of power or background below which a kept solution is the step's
 MATCH_REL = 1e-12
@@ -111,24 +107,6 @@ def closed_loop_result(net, network, kept: KeptVoltages, facility_kw: pd.Series,
                            q[a:a + CHUNK_STEPS], scale[a:a + CHUNK_STEPS])
              for a in range(0, len(p), CHUNK_STEPS)]
     out = {key: np.concatenate([part[key] for part in parts]) for key in parts[0]}
-    idx = series.index
-    n_bad = int((~converged).sum())
-    if n_bad:
-        log.warning("grid.timeseries: %d of %d steps did not converge (first at %s)",
-                    n_bad, len(idx), idx[~converged][0])
-    result = GridResult(
-        vm_pu=pd.DataFrame(out["vm_pu"], index=idx, columns=net.bus.index.copy()),
-        line_loading_percent=pd.DataFrame(out["line_loading_percent"], index=idx,
-                                          columns=net.line.index.copy()),
-        trafo_loading_percent=pd.DataFrame(out["trafo_loading_percent"], index=idx,
-                                           columns=net.trafo.index.copy()),
-        ext_grid_p_mw=pd.Series(out["ext_grid_p_mw"], index=idx, name="ext_grid_p_mw"),
-        converged=pd.Series(converged, index=idx, name="converged"),
-        facility_mw=series,
-        bus=int(bus),
-        engine="newton_qlims",
-        engine_reason="; ".join(x for x in (QLIMS_REASON, model.q_lims_note) if x),
-        limits=limits,
-        enforce_q_lims=model.enforce_q_lims,
-    )
+    result = assemble(net, series, out, converged, bus, "newton_qlims", QLIMS_REASON, model,
+                      limits)
     return result, int(use.sum())

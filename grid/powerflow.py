@@ -281,6 +281,13 @@ def timeseries(
     model = engines.prepare(work, load_index, enforce_q_lims)
     p = series.to_numpy(dtype=np.float64)
     out, converged, used, reason = solve(model, p, q_mvar(p, pf), scale, engine)
+    return assemble(net, series, out, converged, bus, used, reason, model, limits)
+
+
+def assemble(net, series: pd.Series, out: dict[str, np.ndarray], converged: np.ndarray, bus: int,
+             engine: str, reason: str, model: engines.Model, limits: Limits | None) -> GridResult:
+    """A :class:`GridResult` from the solved steps' quantities (``out``: arrays from
+    :func:`grid.engines.flows`, in step order); warns about steps that did not converge."""
     idx = series.index
     n_bad = int((~converged).sum())
     if n_bad:
@@ -296,7 +303,7 @@ def timeseries(
         converged=pd.Series(converged, index=idx, name="converged"),
         facility_mw=series,
         bus=int(bus),
-        engine=used,
+        engine=engine,
         engine_reason="; ".join(x for x in (reason, model.q_lims_note) if x),
         limits=limits if limits is not None else Limits(),
         enforce_q_lims=model.enforce_q_lims,
