@@ -14,8 +14,9 @@ from typing import Any
 import pandas as pd
 
 from aiload.errors import InputError
+from scenarios.formatting import split_unit
 
-__all__ = ["run_flexible_study", "background_of", "facility_call", "control_period_of"]
+__all__ = ["background_of", "control_period_of", "facility_call", "run_flexible_study"]
 
 
 def background_of(section, index: pd.DatetimeIndex) -> pd.Series | None:
@@ -109,7 +110,17 @@ def event_table(events: pd.DataFrame | None, rows: int = 20) -> pd.DataFrame:
     shown = events[[c for c in EVENT_COLUMNS if c in events]].copy()
     hours = (shown["end"] - shown["start"]) / pd.Timedelta(hours=1)
     shown.insert(2, "duration_h", hours)
-    return shown.loc[hours.nlargest(rows).index].sort_values("start").reset_index(drop=True)
+    shown = shown.loc[hours.nlargest(rows).index].sort_values("start").reset_index(drop=True)
+    # a reader's table: minutes on the run's clock, units in brackets
+    tz = shown["start"].dt.tz
+    for col in ("start", "end"):
+        shown[col] = shown[col].dt.strftime("%Y-%m-%d %H:%M")
+    names = {}
+    for col in shown.columns:
+        label, unit = (col[:-7], "node-h") if col.endswith("_node_h") else split_unit(col)
+        names[col] = f"{label} ({tz})" if col in ("start", "end") else (
+            f"{label.replace('_', ' ')} [{unit}]" if unit else col.replace("_", " "))
+    return shown.rename(columns=names)
 
 
 def report_tables(result) -> dict[str, pd.DataFrame]:
