@@ -242,16 +242,7 @@ def solve_model(
         options.update(solver="simplex", simplex_strategy=4)
     elif is_lp:
         options["solver"] = "simplex"
-    extra = check_highs_options(highs_options)
-    _check_solver_built(extra)
-    if "threads" in extra:
-        # HiGHS keeps one thread pool per process; a solve asking for another thread count
-        # than the pool has stops at once (status 'unknown'): start the pool afresh
-        import highspy  # noqa: PLC0415
-
-        reset = getattr(highspy.Highs, "resetGlobalScheduler", None)
-        if reset is not None:
-            reset(True)
+    extra = _checked_options(highs_options)
     options.update(extra)
     opt.highs_options = options
     start = time.perf_counter()
@@ -301,19 +292,12 @@ def solve_highs(h, n_steps: int, *, time_limit_s: float | None = None,
     """Solve an LP held by a ``highspy.Highs`` (:func:`microgrid.lp.to_highs`) with the
     method rules of :func:`solve_model`; returns the result and the column values [pu]
     (None without a solution). The objective is unscaled with ``kw_per_pu``."""
-    import highspy  # noqa: PLC0415
-
     options: dict[str, Any] = {"solver": "simplex"}
     if n_steps > PRIMAL_SIMPLEX_MIN_STEPS:
         options["simplex_strategy"] = 4
     if time_limit_s is not None:
         options["time_limit"] = float(time_limit_s)
-    extra = check_highs_options(highs_options)
-    _check_solver_built(extra)
-    if "threads" in extra:
-        reset = getattr(highspy.Highs, "resetGlobalScheduler", None)
-        if reset is not None:
-            reset(True)
+    extra = _checked_options(highs_options)
     options.update(extra)
     for name, value in options.items():
         h.setOptionValue(name, value)
@@ -333,3 +317,18 @@ def solve_highs(h, n_steps: int, *, time_limit_s: float | None = None,
         gap = float(info.primal_dual_objective_error)
     bound = obj - gap * abs(obj) if math.isfinite(gap) else math.nan
     return SolveResult(status, obj, bound, gap, elapsed, has_solution), x
+
+
+def _checked_options(highs_options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The user's HiGHS options, checked against the allow-list and the solver build; asking
+    for ``threads`` starts HiGHS' thread pool afresh (HiGHS keeps one pool per process, and a
+    solve asking for another thread count than the pool has stops at once, status 'unknown')."""
+    extra = check_highs_options(highs_options)
+    _check_solver_built(extra)
+    if "threads" in extra:
+        import highspy  # noqa: PLC0415
+
+        reset = getattr(highspy.Highs, "resetGlobalScheduler", None)
+        if reset is not None:
+            reset(True)
+    return extra
