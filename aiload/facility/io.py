@@ -197,6 +197,11 @@ def write_facility(load, path, *, jobs: bool = False) -> None:
     extra = {} if load.flexibility is None else {"flexibility_file": True}
     meta = _meta_json({**load.meta, "jobs_file": bool(jobs), **extra})
     table = table.replace_schema_metadata({**(table.schema.metadata or {}), KEY: meta})
+    if load.flexibility is not None:
+        # the events file is named after the power file: a file of that name that aiload did
+        # not write is left alone
+        check_output_file(flexibility_path(path), is_ours=_is_facility_file,
+                          what="the events file of this limited run")
     tmp, jtmp = _tmp(path), _tmp(jobs_path(path))
     ftmp = _tmp(flexibility_path(path))
     try:
@@ -206,7 +211,10 @@ def write_facility(load, path, *, jobs: bool = False) -> None:
             os.replace(jtmp, jobs_path(path))
         if load.flexibility is not None:
             # the events of a limited run, next to the power file
-            pq.write_table(pa.Table.from_pandas(load.flexibility, preserve_index=False), ftmp)
+            events = pa.Table.from_pandas(load.flexibility, preserve_index=False)
+            events = events.replace_schema_metadata(
+                {**(events.schema.metadata or {}), KEY: _meta_json({"table": "flexibility"})})
+            pq.write_table(events, ftmp)
             os.replace(ftmp, flexibility_path(path))
         os.replace(tmp, path)
     finally:

@@ -249,6 +249,24 @@ def test_a_limited_run_writes_and_reads_back_its_events(tmp_path):
     assert not (tmp_path / "plain.flexibility.parquet").exists()
 
 
+def test_the_events_file_never_replaces_a_file_aiload_did_not_write(tmp_path):
+    from aiload.outputs import OutputError
+
+    flex = FlexibilitySpec(merit_order=("power_cap",))
+    got = run(one_job(duration_s=3600.0, flex=flex), 1.0)
+    theirs = tmp_path / "run.flexibility.parquet"
+    theirs.write_bytes(b"someone else's notes")
+    with pytest.raises(OutputError, match="was not written by aiload; it is left as it is"):
+        got.to_parquet(tmp_path / "run.parquet")
+    assert theirs.read_bytes() == b"someone else's notes"
+    assert not (tmp_path / "run.parquet").exists()  # nothing half-written
+    theirs.unlink()
+    got.to_parquet(tmp_path / "run.parquet")
+    got.to_parquet(tmp_path / "run.parquet")  # its own events file is replaced
+    pd.testing.assert_frame_equal(read_facility(tmp_path / "run.parquet").flexibility,
+                                  got.flexibility)
+
+
 def test_a_control_period_shorter_than_the_output_interval():
     # 1-min control on 5-min output: each interval is the mean of its five periods
     flex = FlexibilitySpec(merit_order=("power_cap",), control_period_s=60.0)
