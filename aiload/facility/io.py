@@ -23,7 +23,7 @@ import pyarrow.parquet as pq
 
 from aiload.errors import InputError
 from aiload.facility.spec import FacilitySpec
-from aiload.outputs import check_output_file, temp_path
+from aiload.outputs import OutputError, check_output_file, temp_path
 
 __all__ = ["FacilityLoad", "write_facility", "write_jobs", "read_facility", "StreamWriter",
            "jobs_path", "flexibility_path", "spec_summary"]
@@ -123,6 +123,37 @@ def _is_facility_file(path: Path) -> bool:
         return False
 
 
+# the stored job-log columns of every aiload version so far, and those an older or a limited
+# run may add (queue_wait_s was stored before 2c9b40c; delay_s comes with a power limit)
+_JOB_COLUMNS = {"arrival", "start", "end", "nodes", "workload", "stream", "replicate"}
+_JOB_EXTRA = {"queue_wait_s", "delay_s"}
+
+
+def _is_job_log(path: Path) -> bool:
+    """True when ``path`` is a job log that aiload wrote (so a new one may replace it).
+
+    A job log written now carries aiload's metadata. One written before that (without it) is
+    recognised by its exact columns and their types: ``arrival``, ``start``, ``end`` as
+    timestamps, ``nodes`` int32, ``workload`` and ``stream`` dictionary-encoded,
+    ``replicate`` int16, optionally ``queue_wait_s`` and ``delay_s`` as float64, and nothing
+    else. Any other file, Parquet or not, is the user's.
+    """
+    try:
+        schema = pq.read_schema(path)
+    except (pa.ArrowException, OSError):  # not Parquet at all, or unreadable
+        return False
+    if KEY in (schema.metadata or {}):
+        return True
+    names = set(schema.names)
+    if len(names) != len(schema.names) or not _JOB_COLUMNS <= names <= _JOB_COLUMNS | _JOB_EXTRA:
+        return False
+    kind = {name: schema.field(name).type for name in names}
+    return (all(pa.types.is_timestamp(kind[c]) for c in ("arrival", "start", "end"))
+            and kind["nodes"] == pa.int32() and kind["replicate"] == pa.int16()
+            and all(pa.types.is_dictionary(kind[c]) for c in ("workload", "stream"))
+            and all(kind[c] == pa.float64() for c in names & _JOB_EXTRA))
+
+
 class StreamWriter:
     """Append power windows to a Parquet file; publish it atomically on :meth:`close`.
 
@@ -168,11 +199,16 @@ def write_jobs(jobs: pd.DataFrame, path) -> None:
     differences instead of full 64-bit nanosecond stamps (about 40 % smaller than snappy
     with default encodings). Categoricals keep their dictionary encoding. ``queue_wait_s``
     is not stored when ``arrival`` and ``start`` are (it is ``start - arrival``;
-    :func:`read_facility` puts it back): 13 % of a campus month's file.
+    :func:`read_facility` puts it back): 13 % of a campus month's file. The table carries
+    aiload's metadata (``{"kind": "facility", "table": "jobs"}``), so a later
+    :func:`write_facility` knows the file as its own.
     """
     if {"arrival", "start", "queue_wait_s"} <= set(jobs.columns):
         jobs = jobs.drop(columns="queue_wait_s")
     table = pa.Table.from_pandas(jobs, preserve_index=False)
+    # aiload's mark: a later write may replace this file, never a user's file of that name
+    table = table.replace_schema_metadata(
+        {**(table.schema.metadata or {}), KEY: _meta_json({"table": "jobs"})})
     categorical = [c for c in jobs.columns if isinstance(jobs[c].dtype, pd.CategoricalDtype)]
     delta = {c: "DELTA_BINARY_PACKED" for c in jobs.columns
              if c not in categorical and (pd.api.types.is_integer_dtype(jobs[c].dtype)
@@ -189,6 +225,12 @@ def write_facility(load, path, *, jobs: bool = False) -> None:
 
     The power file's metadata records ``jobs_file`` (whether the job log was written with
     it), so :func:`read_facility` never pairs it with a job log left by an earlier write.
+
+    The sibling files are named after ``path``; an existing one is replaced only when aiload
+    wrote it, otherwise the write is refused (:class:`~aiload.outputs.OutputError`, an
+    :class:`~aiload.errors.InputError`) before any file is written. A job log is aiload's
+    when it carries aiload's metadata or, for logs written before they carried it, has
+    exactly the columns and types of an aiload job log (see ``_is_job_log``).
     """
     if load.power is None:
         raise InputError("write_facility: this result was streamed; its file already exists.")
@@ -200,8 +242,10 @@ def write_facility(load, path, *, jobs: bool = False) -> None:
     if load.flexibility is not None:
         # the events file is named after the power file: a file of that name that aiload did
         # not write is left alone
-        check_output_file(flexibility_path(path), is_ours=_is_facility_file,
-                          what="the events file of this limited run")
+        _check_sibling(flexibility_path(path), path, _is_facility_file,
+                       "the events file of this limited run")
+    if jobs:
+        _check_sibling(jobs_path(path), path, _is_job_log, "the job log of this run")
     tmp, jtmp = _tmp(path), _tmp(jobs_path(path))
     ftmp = _tmp(flexibility_path(path))
     try:
@@ -221,6 +265,17 @@ def write_facility(load, path, *, jobs: bool = False) -> None:
         tmp.unlink(missing_ok=True)
         jtmp.unlink(missing_ok=True)
         ftmp.unlink(missing_ok=True)
+
+
+def _check_sibling(sibling: Path, path: Path, is_ours, what: str) -> None:
+    """Refuse to replace a sibling file of ``path`` that aiload did not write."""
+    if sibling.is_file() and not is_ours(sibling):
+        # write_facility has no overwrite switch: the fix is another name or moving the file
+        raise OutputError(
+            f"{what} {str(sibling)!r} exists and was not written by aiload; it is left as it "
+            f"is. It is named after the power file {path.name!r}: choose another name for the "
+            f"power file, or move or delete {sibling.name!r}.")
+    check_output_file(sibling, is_ours=is_ours, what=what)  # folders, debris of killed runs
 
 
 def flexibility_path(path) -> Path:
@@ -247,6 +302,9 @@ def read_facility(path):
     meta = json.loads(raw)
     if meta.get("kind") != "facility":
         raise InputError(f"{path}: aiload file of kind {meta.get('kind')!r}, expected 'facility'.")
+    if "table" in meta:  # a sibling: the job log or a limited run's events
+        raise InputError(f"{path}: the {meta['table']} table of a facility file, not the power "
+                         "file; read the power file (<name>.parquet), which brings it along.")
     power = pq.read_table(path).to_pandas()
     power.index.freq = pd.Timedelta(seconds=meta["freq_s"])
     jp = jobs_path(path)

@@ -107,3 +107,53 @@ def test_a_streamed_file_is_never_paired_with_a_job_log_beside_it(tmp_path):
     back = read_facility(path)
     assert (tmp_path / "f.jobs.parquet").exists() and back.jobs.empty
     assert len(back.power) == 6 * 4
+
+
+def _short_load():
+    return facility("colocation-10mw", start="2025-01-06 00:00+00:00", end="6h", freq="15min",
+                    progress=False)
+
+
+@pytest.mark.parametrize("theirs", ["bytes", "parquet", "wrong_types"])
+def test_the_job_log_never_replaces_a_file_aiload_did_not_write(tmp_path, theirs):
+    from aiload.outputs import OutputError
+
+    load = _short_load()
+    log = tmp_path / "f.jobs.parquet"
+    if theirs == "bytes":
+        log.write_bytes(b"someone else's notes")
+    elif theirs == "parquet":  # a user's table that shares two column names with a job log
+        pd.DataFrame({"arrival": pd.to_datetime(["2025-01-01"], utc=True),
+                      "nodes": [3]}).to_parquet(log)
+    else:  # the job-log columns, but nodes/replicate as int64: pandas' default, not aiload's
+        stored = load.jobs.drop(columns="queue_wait_s")
+        stored.astype({"nodes": np.int64, "replicate": np.int64}).to_parquet(log)
+    before = log.read_bytes()
+    with pytest.raises(OutputError, match=r"the job log of this run '.*f\.jobs\.parquet' exists "
+                                          r"and was not written by aiload; it is left as it is\. "
+                                          r"It is named after the power file 'f\.parquet': "
+                                          r"choose another name for the power file, or move or "
+                                          r"delete 'f\.jobs\.parquet'\."):
+        load.to_parquet(tmp_path / "f.parquet", jobs=True)
+    assert log.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.jobs.parquet"]  # nothing else
+    load.to_parquet(tmp_path / "f.parquet")  # without jobs=True the file is not touched
+    assert log.read_bytes() == before
+
+
+def test_the_job_log_replaces_its_own_file_and_an_older_unmarked_one(tmp_path):
+    load = _short_load()
+    path, log = tmp_path / "f.parquet", tmp_path / "f.jobs.parquet"
+    # a log as aiload wrote it before job logs carried metadata: the stored columns only
+    stored = load.jobs.drop(columns="queue_wait_s")
+    pq.write_table(pa.Table.from_pandas(stored, preserve_index=False), log)
+    assert b"aiload" not in pq.read_schema(log).metadata
+    load.to_parquet(path, jobs=True)
+    mark = json.loads(pq.read_schema(log).metadata[b"aiload"])
+    assert mark["table"] == "jobs"
+    load.to_parquet(path, jobs=True)  # a rerun replaces its own log
+    pd.testing.assert_frame_equal(read_facility(path).jobs, load.jobs)
+    from aiload.errors import InputError
+    with pytest.raises(InputError, match=r"the jobs table of a facility file, not the power "
+                                         r"file; read the power file"):
+        read_facility(log)
