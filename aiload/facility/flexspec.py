@@ -12,6 +12,8 @@ where no measurement is at hand the number is an assumption and says so.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -251,9 +253,14 @@ class FlexibilitySpec:
         check_number(self.control_period_s, "FlexibilitySpec.control_period_s", gt=0.0,
                      unit="s", hint="e.g. 60 for one minute.")
         order = self.merit_order
-        if isinstance(order, str) or not hasattr(order, "__iter__"):
-            raise InputError(f"FlexibilitySpec.merit_order: expected a sequence of lever names "
-                             f"from {list(LEVERS)}, got {order!r}.")
+        # a mapping iterates over its keys and a set in no fixed order; a string over letters
+        if (isinstance(order, (str, bytes, Mapping, AbstractSet))
+                or not hasattr(order, "__iter__")):
+            raise InputError(
+                f"FlexibilitySpec.merit_order: expected a sequence (tuple or list) of lever "
+                f"names from {list(LEVERS)} in the order they are engaged, got "
+                f"{type(order).__name__} {order!r}. Pass the names in order, e.g. "
+                f"merit_order=('battery', 'power_cap').")
         order = tuple(order)
         for name in order:
             if name not in LEVERS:

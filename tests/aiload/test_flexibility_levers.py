@@ -207,6 +207,16 @@ def test_bad_limits_are_refused(call, message):
     (lambda: FlexibilitySpec(merit_order=("battery", "powercap")),
      "unknown lever 'powercap'; expected names from"),
     (lambda: FlexibilitySpec(merit_order=("deferral", "deferral")), "names a lever twice"),
+    (lambda: FlexibilitySpec(merit_order={"battery": 1, "power_cap": 2}),
+     ("FlexibilitySpec.merit_order: expected a sequence (tuple or list) of lever names from "
+      "['battery', 'inference', 'power_cap', 'deferral'] in the order they are engaged, got "
+      "dict {'battery': 1, 'power_cap': 2}. Pass the names in order, e.g. "
+      "merit_order=('battery', 'power_cap').")),
+    (lambda: FlexibilitySpec(merit_order="battery"),
+     ("in the order they are engaged, got str 'battery'. Pass the names in order")),
+    (lambda: FlexibilitySpec(merit_order=b"battery"), "got bytes b'battery'."),
+    (lambda: FlexibilitySpec(merit_order={"battery"}), "got set {'battery'}."),
+    (lambda: FlexibilitySpec(merit_order=7), "got int 7."),
     (lambda: BatteryLever(power_kw=1.0, energy_kwh=1.0, soc_initial=1.5), "soc_initial"),
     (lambda: BatteryLever(power_kw=1.0, energy_kwh=1.0, soc_min=0.5, soc_initial=0.2),
      "expected soc_min < soc_max and soc_min <= soc_initial"),
