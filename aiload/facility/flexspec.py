@@ -22,6 +22,7 @@ import numpy as np
 from aiload._checks import check_number
 from aiload._suggest import suggest
 from aiload.errors import InputError
+from aiload.facility.powercap import POWER_CAP_CURVES
 
 __all__ = ["FlexibilitySpec", "BatteryLever", "InferenceLever", "PowerCapLever",
            "DeferralLever", "LEVERS", "DEFAULT_MERIT_ORDER", "GPU_SHARE", "GPU_SHARE_SOURCE"]
@@ -129,7 +130,8 @@ class PowerCapLever:
     Parameters
     ----------
     curve : str
-        Name of the power-cap curve.
+        Name of the power-cap curve, one of
+        :data:`~aiload.facility.powercap.POWER_CAP_CURVES` (checked here).
     min_power_fraction : float, optional
         Deepest cap used, as a node power fraction [-]; default: the curve's lowest measured
         cap (seen at the node).
@@ -158,6 +160,10 @@ class PowerCapLever:
         if not isinstance(self.curve, str) or not self.curve:
             raise InputError(f"PowerCapLever.curve: expected a curve name such as "
                              f"'gpu-llm-training', got {self.curve!r}.")
+        if self.curve not in POWER_CAP_CURVES:  # refused here, not when a run starts
+            raise InputError(
+                f"PowerCapLever.curve: unknown power-cap curve {self.curve!r}; known: "
+                f"{', '.join(POWER_CAP_CURVES)}.{suggest(self.curve, POWER_CAP_CURVES)}")
         check_number(self.min_power_fraction, "PowerCapLever.min_power_fraction", gt=0.0,
                      le=1.0, unit="-", optional=True)
         check_number(self.gpu_share, "PowerCapLever.gpu_share", gt=0.0, le=1.0, unit="-",

@@ -38,6 +38,7 @@ True
 from __future__ import annotations
 
 import json
+import numbers
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -136,11 +137,16 @@ class PowerCapCurve:
                              "status": self.point_status, "source": self.point_sources})
 
     def _check(self, values, what: str, low: float) -> np.ndarray:
+        expected = f"{what}: expected numbers in [{low:.4g}, 1] (a float, an array or a Series)"
+        # numpy would read the text '0.5' (and True) as a number: only numbers are taken
+        if not _numeric(values):
+            raise InputError(f"{expected}, got {values!r}. Only real numbers are read (not "
+                             "text, bytes or booleans): pass floats, e.g. 0.8 (float('0.8') "
+                             "for text).")
         try:
             x = np.asarray(values, dtype=float)
         except (TypeError, ValueError):
-            raise InputError(f"{what}: expected numbers in [{low:.4g}, 1] (a float, an array or "
-                             f"a Series), got {values!r}.") from None
+            raise InputError(f"{expected}, got {values!r}.") from None
         bad = ~((x >= low) & (x <= 1.0))  # NaN is bad too
         if np.any(bad):
             first = float(x[bad].flat[0])
@@ -232,6 +238,25 @@ class PowerCapCurve:
         """Energy per unit of work relative to uncapped, ``r / s(r)`` [-]."""
         r = self._check(power_fraction, "power fraction", self.min_power_fraction)
         return _like(power_fraction, r / np.interp(r, self.r_points, self.s_points))
+
+
+def _numeric(values) -> bool:
+    """True for numbers, or an array or Series of them (integer, float, or objects that are
+    real numbers); False for text, bytes, booleans and anything else."""
+    if isinstance(values, (str, bytes, bool, np.bool_)):
+        return False
+    if isinstance(values, pd.Series) and isinstance(values.dtype, pd.api.extensions.ExtensionDtype):
+        # nullable Float64/Int64: numbers with pd.NA (refused later as outside the range)
+        return (pd.api.types.is_numeric_dtype(values.dtype)
+                and not pd.api.types.is_bool_dtype(values.dtype))
+    try:
+        array = np.asarray(values)
+    except (TypeError, ValueError):
+        return False
+    if array.dtype.kind in "iuf":
+        return True
+    return array.dtype.kind == "O" and all(
+        isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_)) for v in array.flat)
 
 
 def _like(given, values: np.ndarray):

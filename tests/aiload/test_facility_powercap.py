@@ -145,6 +145,42 @@ def test_a_value_that_is_no_number_is_refused_with_the_range():
         curve.power_fraction({})
 
 
+TEXT = (r"\. Only real numbers are read \(not text, bytes or booleans\): pass floats, "
+        r"e\.g\. 0\.8 \(float\('0\.8'\) for text\)\.")
+
+
+@pytest.mark.parametrize("value, shown", [
+    ("0.9", r"'0\.9'"), (b"0.9", r"b'0\.9'"), (True, "True"),
+    (np.array(["0.9", "1"]), r"array\(\['0\.9', '1'\], dtype='<U3'\)"),
+    (["0.9", 1.0], r"\['0\.9', 1\.0\]"),
+    (np.array([0.9, "1"], dtype=object), r"array\(\[0\.9, '1'\], dtype=object\)"),
+    (pd.Series(["0.9"]), r"0    0\.9\ndtype: object"),
+])
+def test_text_is_not_read_as_a_number(value, shown):
+    # numpy alone turns '0.9' into 0.9 (and True into 1.0): each method must refuse instead
+    curve = power_cap_curve("hpc-hpl")
+    assert np.asarray(value, dtype=float).size >= 1  # what would have slipped through
+    for method, what in ((curve.throughput, "power fraction"),
+                         (curve.energy_per_work, "power fraction"),
+                         (curve.power_fraction, "throughput")):
+        with pytest.raises(InputError, match=rf"^{what}: expected numbers in \[0\.\d+, 1\] "
+                                             rf"\(a float, an array or a Series\), got "
+                                             rf"{shown}{TEXT}$"):
+            method(value)
+
+
+def test_numbers_in_any_numeric_form_are_still_read():
+    curve = power_cap_curve("hpc-hpl")
+    (r0, r1), (s0, s1) = curve.r_points[:2], curve.s_points[:2]  # the two lowest points
+    mid = 0.5 * (r0 + r1)  # halfway between them: their mean throughput, by hand
+    for value in (np.array([mid, 1], dtype=object), pd.Series([mid, 1.0], dtype="Float64"),
+                  [mid, 1], (np.float32(1.0), 1)):
+        want = [0.5 * (s0 + s1), 1.0] if len(value) == 2 and value[0] != 1 else [1.0, 1.0]
+        np.testing.assert_allclose(np.asarray(curve.throughput(value), dtype=float), want,
+                                   rtol=1e-12)
+    assert curve.throughput(1) == 1.0 and curve.throughput(np.float64(r0)) == s0
+
+
 def test_the_script_rebuilds_the_bundled_hpl_curve_from_the_subset(data_dir):
     spec = importlib.util.spec_from_file_location(
         "make_power_cap_curve", ROOT / "docs/scripts/make_power_cap_curve.py")

@@ -217,6 +217,11 @@ def test_bad_limits_are_refused(call, message):
     (lambda: FlexibilitySpec(merit_order=b"battery"), "got bytes b'battery'."),
     (lambda: FlexibilitySpec(merit_order={"battery"}), "got set {'battery'}."),
     (lambda: FlexibilitySpec(merit_order=7), "got int 7."),
+    (lambda: PowerCapLever(curve="gpu-llm-trainin"),
+     ("PowerCapLever.curve: unknown power-cap curve 'gpu-llm-trainin'; known: hpc-hpl, "
+      "gpu-llm-training, gpu-training-v100, gpu-llm-inference. "
+      "Did you mean 'gpu-llm-training'?")),
+    (lambda: PowerCapLever(curve="typo"), "unknown power-cap curve 'typo'; known: hpc-hpl, "),
     (lambda: BatteryLever(power_kw=1.0, energy_kwh=1.0, soc_initial=1.5), "soc_initial"),
     (lambda: BatteryLever(power_kw=1.0, energy_kwh=1.0, soc_min=0.5, soc_initial=0.2),
      "expected soc_min < soc_max and soc_min <= soc_initial"),
