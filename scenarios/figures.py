@@ -259,6 +259,11 @@ def grid_tables(result: Any, tz: str | None = None,
         from scenarios.flexible_study import report_tables  # noqa: PLC0415
 
         return report_tables(result)
+    if hasattr(result, "firm_mw") and hasattr(result, "headroom_mw"):
+        from scenarios.flexible_study import interconnection_table
+
+        caption, table = interconnection_table(result)
+        return {caption: table}
     if hasattr(result, "p_mw") and hasattr(result, "quantity") and hasattr(result, "limit"):
         caption, table = hosting_table(result)
         return {caption: table}

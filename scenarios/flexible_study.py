@@ -9,6 +9,7 @@ chosen size's implied limit over the facility's horizon at ``grid.freq``
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -16,7 +17,8 @@ import pandas as pd
 from aiload.errors import InputError
 from scenarios.formatting import split_unit
 
-__all__ = ["background_of", "control_period_of", "facility_call", "run_flexible_study"]
+__all__ = ["background_of", "control_period_of", "facility_call", "interconnection_table",
+           "run_flexible_study"]
 
 
 def background_of(section, index: pd.DatetimeIndex) -> pd.Series | None:
@@ -135,3 +137,52 @@ def report_tables(result) -> dict[str, pd.DataFrame]:
     if hasattr(result, "violations") and len(result.violations):
         out["violations left in the cross-check (grid.timeseries)"] = result.violations.head(20)
     return out
+
+
+def _significant(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant figures, never with more decimals than that needs
+    (``0.00339``, ``2.70``, ``135``, ``596,859``); ``n/a`` for NaN."""
+    value = float(value)
+    if not math.isfinite(value):
+        return "n/a"
+    if value == 0.0:
+        return "0"
+    decimals = max(digits - 1 - math.floor(math.log10(abs(value))), 0)
+    return f"{value:,.{decimals}f}"
+
+
+def _count(value: float) -> str:
+    """A count or whole hours as an integer (``147``, not ``147.0``); a fractional one (a
+    series shorter than a year, per year) to 3 significant figures."""
+    value = float(value)
+    if math.isfinite(value) and value == round(value):
+        return f"{round(value):,}"
+    return _significant(value)
+
+
+#: the size table's columns: (header with its unit, how a value is written)
+INTERCONNECTION_COLUMNS = {
+    "size_mw": ("size [MW]", lambda v: f"{v:,.2f}"),
+    "extra_mw": ("above firm [MW]", lambda v: f"{v:,.2f}"),
+    "energy_mwh_per_yr": ("energy [MWh/yr]", _significant),
+    "curtailed_h_per_yr": ("curtailed [h/yr]", _count),
+    "curtailed_mwh_per_yr": ("curtailed [MWh/yr]", _significant),
+    "curtailed_share_percent": ("curtailed [% of energy]", _significant),
+    "events_per_yr": ("events [1/yr]", _count),
+    "mean_event_h": ("mean event [h]", _count),
+    "longest_event_h": ("longest event [h]", _count),
+    "binding_element": ("binding element", str),
+}
+
+
+def interconnection_table(result) -> tuple[str, pd.DataFrame]:
+    """The size table of a ``grid.FlexibleInterconnection`` as the report shows it, and its
+    caption: MW to 2 decimals, percentages and energies to 3 significant figures, counts
+    and whole hours as integers, units in the headers."""
+    table = result.table
+    shown = pd.DataFrame({
+        header: [write(v) for v in table[col]]
+        for col, (header, write) in INTERCONNECTION_COLUMNS.items() if col in table})
+    caption = (f"candidate sizes above the firm capacity of {result.firm_mw:,.2f} MW: "
+               "curtailment per year (totals over the series / its length in years)")
+    return caption, shown

@@ -63,6 +63,11 @@ def test_cost_and_closed_loop_are_reported(run):
                  "Voltage at the facility bus with and without the closed loop",
                  "What each lever delivered", "events of the facility under the limit"):
         assert text in html
+    # the size table with its units, written at one precision per column
+    for header in ("size [MW]", "curtailed [h/yr]", "curtailed [% of energy]", "events [1/yr]"):
+        assert f"<th>{header}</th>" in html
+    firm = result.grid["flexible_interconnection"].firm_mw
+    assert f"<td>{firm:,.2f}</td><td>0.00</td>" in html  # the first row: the firm size
 
 
 def test_bad_flexible_settings_are_named():
@@ -193,3 +198,40 @@ def test_flexibility_keys_and_defaults_are_those_of_the_dataclass(section, spec_
             assert field.is_required(), name
         else:
             assert field.default == default, name
+
+
+def test_the_size_table_is_written_at_one_precision_per_column():
+    import grid
+    from grid.flexible import TABLE_COLUMNS, FlexibleInterconnection
+    from scenarios import figures, report_parts
+
+    index = pd.date_range("2025-01-01", periods=2, freq="1h", tz="UTC")
+    one = pd.Series([1.0, 1.0], index=index)
+    rows = [(84.5812, 0.0, 596859.4, 0.0, 0.0, 0.0, 0.0, np.nan, np.nan, ""),
+            (88.8141, 4.2329, 626702.3, 10.0, 21.2249, 0.003386, 3.0, 10 / 3, 6.0, "bus 12"),
+            (97.2705, 12.6893, 686388.0, 147.0, 495.12, 0.072138, 32.0, 4.59375, 10.0,
+             "bus 12"),
+            (118.4, 33.83, 835602.0, 3434.0, 22588.4, 2.703, 223.0, 15.4, 501.0, "line 3"),
+            (90.0, 5.4188, 1e5, 182.6, 7.0, 0.0070, 547.5, 1.0, 1.0, "bus 12")]
+    study = FlexibleInterconnection(
+        table=pd.DataFrame(rows, columns=list(TABLE_COLUMNS)), headroom_mw=one, binding=one,
+        firm_mw=84.5812, load_mw=one, bus=12, limits=grid.Limits(), power_factor=0.99,
+        tolerance_mw=0.01, levels=1, engine="newton")
+    ((caption, shown),) = figures.grid_tables(study).items()
+    assert caption.startswith("candidate sizes above the firm capacity of 84.58 MW")
+    assert list(shown.columns) == [
+        "size [MW]", "above firm [MW]", "energy [MWh/yr]", "curtailed [h/yr]",
+        "curtailed [MWh/yr]", "curtailed [% of energy]", "events [1/yr]", "mean event [h]",
+        "longest event [h]", "binding element"]
+    # by hand: MW to 2 decimals; %, MWh and fractional figures to 3 significant figures;
+    # counts and whole hours as integers; NaN (no events) as n/a
+    assert shown.values.tolist() == [
+        ["84.58", "0.00", "596,859", "0", "0", "0", "0", "n/a", "n/a", ""],
+        ["88.81", "4.23", "626,702", "10", "21.2", "0.00339", "3", "3.33", "6", "bus 12"],
+        ["97.27", "12.69", "686,388", "147", "495", "0.0721", "32", "4.59", "10", "bus 12"],
+        ["118.40", "33.83", "835,602", "3,434", "22,588", "2.70", "223", "15.4", "501",
+         "line 3"],
+        ["90.00", "5.42", "100,000", "183", "7.00", "0.00700", "548", "1", "1", "bus 12"]]
+    html = report_parts.table(shown)
+    assert "<th>curtailed [% of energy]</th>" in html and "<td>0.00339</td>" in html
+    assert "147.0" not in html and "0.003386" not in html
