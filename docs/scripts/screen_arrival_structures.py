@@ -40,10 +40,11 @@ TENANTS = [1]      # independent copies of the random part averaged
 _path = A.intensity_path
 
 
-def _intensity(process, t0_s, t1_s, start, rng, *, mean_over_s=None):
+def _intensity(process, t0_s, t1_s, start, rng, *, mean_over_s=None, run_start_s=None):
     """``A.intensity_path`` with TENANTS copies of the random part and EXTRA components."""
     if TENANTS[0] == 1:
-        edges, rel = _path(process, t0_s, t1_s, start, rng, mean_over_s=None)
+        edges, rel = _path(process, t0_s, t1_s, start, rng, mean_over_s=None,
+                           run_start_s=run_start_s)
     else:
         step = process.step_s
         n = max(int(np.ceil((t1_s - t0_s) / step)), 1)
