@@ -11,10 +11,13 @@ process whose intensity is
 with ``h`` a mean-1 hour-of-week profile (local time of the facility) and ``X`` a stationary
 Ornstein–Uhlenbeck process of variance ``σ²`` and correlation time ``τ`` (so ``exp(X − σ²/2)``
 has mean 1: Møller, Syversveen and Waagepetersen, "Log Gaussian Cox processes", Scand. J.
-Statist. 25 (1998) 451–482, doi:10.1111/1467-9469.00115). The bundled fit
-(:func:`fitted`: ``"helios-earth"``, and ``"colocation"`` with a flatter daily cycle) comes from
-the minute-level job counts of a Helios GPU cluster (``docs/scripts/fit_arrivals.py``,
-``docs/validation.md``).
+Statist. 25 (1998) 451–482, doi:10.1111/1467-9469.00115). Optionally the intensity carries a
+slow, bounded *activity level* ``L(t) = 1 + a·tanh(k·Y(t))``, ``Y`` a standard
+Ornstein–Uhlenbeck process of correlation time ``τ_L`` (busy and quiet spells of days: a
+campaign before a deadline; mean 1, between ``1 − a`` and ``1 + a``). The bundled fit
+(:func:`fitted`: ``"helios-earth"``) comes from the job counts of a Helios GPU cluster
+(``docs/scripts/fit_arrivals.py``); ``"colocation"`` takes its daily cycle and its minute-scale
+clusters, and the activity level calibrated on the NLR colocation cases (``docs/validation.md``).
 
 Queueing and waits are not modelled here: they come out of the scheduler
 (:mod:`aiload.facility.engine`) when the submissions outrun the nodes.
@@ -38,8 +41,9 @@ __all__ = ["CoxArrivals", "fitted", "FITTED", "cox_arrival_times_s", "intensity_
            "hour_of_week_factor"]
 
 #: bundled fits: name -> (file in ``aiload/facility/data``, calibration in it or None).
-#: ``"helios-earth"`` is the fit as measured; ``"colocation"`` the same with the daily cycle
-#: flattened for a many-tenant facility (``h^0.5``, chosen on the NLR colocation cases).
+#: ``"helios-earth"`` is the fit as measured; ``"colocation"`` the colocation preset's process
+#: (the fit's daily cycle and minute-scale clusters, an activity level of days; its entry in the
+#: file says what was measured and what was chosen on the NLR colocation cases).
 FITTED = {"helios-earth": ("arrivals_helios_earth.json", None),
           "colocation": ("arrivals_helios_earth.json", "colocation")}
 WEEK_S = 7 * 86400.0
@@ -70,7 +74,15 @@ class CoxArrivals:
         (``X(t) − e^{−|t−t₀|/τ}·(X(t₀) − σ²/2)``) whose pull fades with the correlation time
         (a 5 % pull after 3τ); True by default, False for a start in a random state of the
         stationary process (a run may then begin in a lull or a burst). See
-        ``docs/validation.md``, "Steady-state start".
+        ``docs/validation.md``, "Steady-state start". The activity level's ``Y`` is
+        conditioned the same way, to ``Y(t₀) = 0`` (``L = 1``).
+    level_amplitude : float
+        ``a`` of the activity level ``L = 1 + a·tanh(k·Y)`` [-], 0 <= a < 1; 0 (default): none.
+    level_tau_s : float
+        Correlation time ``τ_L`` of ``Y`` [s] (>= ``step_s``).
+    level_sharpness : float
+        ``k`` [-]: how sharply ``L`` switches between its busy (``1 + a``) and quiet (``1 − a``)
+        levels; ``k = 2`` spends about half the time within 10 % of ``a`` of either bound.
     """
 
     hour_of_week: tuple
@@ -80,6 +92,9 @@ class CoxArrivals:
     name: str = "custom"
     source: str = ""
     typical_start: bool = True
+    level_amplitude: float = 0.0
+    level_tau_s: float = 36 * 3600.0
+    level_sharpness: float = 2.0
 
     def __post_init__(self) -> None:
         week = np.asarray(self.hour_of_week, dtype=float)
@@ -90,7 +105,8 @@ class CoxArrivals:
                 f"first) with a positive sum, got shape {week.shape}."
             )
         object.__setattr__(self, "hour_of_week", tuple((week / week.mean()).tolist()))
-        for name in ("sigma2", "tau_s", "step_s"):
+        for name in ("sigma2", "tau_s", "step_s", "level_amplitude", "level_tau_s",
+                     "level_sharpness"):
             value = getattr(self, name)
             if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float,
                                                                              np.number)):
@@ -107,6 +123,15 @@ class CoxArrivals:
         if not (np.isfinite(self.step_s) and 0 < self.step_s <= self.tau_s):
             raise InputError(f"CoxArrivals.step_s: expected 0 < step <= tau_s = {self.tau_s} s, "
                              f"got {self.step_s!r}.")
+        if not (np.isfinite(self.level_amplitude) and 0.0 <= self.level_amplitude < 1.0):
+            raise InputError(f"CoxArrivals.level_amplitude: expected 0 <= a < 1 (the level "
+                             f"1 + a·tanh(k·Y) stays positive), got {self.level_amplitude!r}.")
+        if not (np.isfinite(self.level_tau_s) and self.level_tau_s >= self.step_s):
+            raise InputError(f"CoxArrivals.level_tau_s: expected a correlation time >= step_s = "
+                             f"{self.step_s} s, got {self.level_tau_s!r}.")
+        if not (np.isfinite(self.level_sharpness) and self.level_sharpness > 0):
+            raise InputError(f"CoxArrivals.level_sharpness: expected k > 0, got "
+                             f"{self.level_sharpness!r}.")
 
     def tempered(self, alpha: float, alpha_profile: float | None = None) -> CoxArrivals:
         """The process with its log-intensity scaled: ``σ²·α²`` for the random part and the
@@ -118,10 +143,9 @@ class CoxArrivals:
                 raise InputError(f"CoxArrivals.tempered: expected 0 <= {what} <= 3, got "
                                  f"{value!r}.")
         week = np.asarray(self.hour_of_week) ** a_p
-        return CoxArrivals(hour_of_week=tuple(week.tolist()), sigma2=self.sigma2 * alpha ** 2,
-                           tau_s=self.tau_s, step_s=self.step_s,
-                           name=f"{self.name} tempered ({alpha:g}, profile {a_p:g})",
-                           source=self.source, typical_start=self.typical_start)
+        return dataclasses.replace(self, hour_of_week=tuple(week.tolist()),
+                                   sigma2=self.sigma2 * alpha ** 2,
+                                   name=f"{self.name} tempered ({alpha:g}, profile {a_p:g})")
 
 
 def fitted(name: str = "helios-earth") -> CoxArrivals:
@@ -149,8 +173,17 @@ def _load(name: str) -> CoxArrivals:
     if calibration is None:
         return process
     cal = fit["calibrations"][calibration]
-    tempered = process.tempered(float(cal["alpha"]), float(cal["alpha_profile"]))
-    return dataclasses.replace(tempered, name=name)
+    fine = fit["fit"]["minute_scale"]
+    week = np.asarray(process.hour_of_week).reshape(7, 24)
+    daily = week[0] / week[0].mean()  # the fit's daily cycle (the same shape every day)
+    days = np.ones(7) if cal["days_of_week"] == "flat" else week.mean(axis=1)
+    tau_s = float(fine["tau_min"]) * 60.0
+    return CoxArrivals(hour_of_week=tuple(np.outer(days, daily).ravel().tolist()),
+                       sigma2=float(cal["sigma2"]), tau_s=tau_s, step_s=tau_s / 3.0,
+                       level_amplitude=float(cal["level_amplitude"]),
+                       level_tau_s=float(cal["level_tau_h"]) * 3600.0,
+                       level_sharpness=float(cal["level_sharpness"]), name=name,
+                       source=process.source)
 
 
 def hour_of_week_factor(t_s: np.ndarray, start: pd.Timestamp, process: CoxArrivals) -> np.ndarray:
@@ -208,6 +241,8 @@ def intensity_path(process: CoxArrivals, t0_s: float, t1_s: float, start: pd.Tim
             centres = t0_s + step * (np.arange(n) + 0.5)
             x = x - np.exp(-np.abs(centres - mid_k) / process.tau_s) * (x[k] - 0.5 * process.sigma2)
     z = np.exp(x - 0.5 * process.sigma2)
+    if process.level_amplitude > 0:
+        z *= _activity_level(process, t0_s, n, rng, run_start_s)
     if mean_over_s is not None:
         mid = 0.5 * (edges[1:] + edges[:-1])
         inside = (mid >= mean_over_s[0]) & (mid < mean_over_s[1])
@@ -215,6 +250,24 @@ def intensity_path(process: CoxArrivals, t0_s: float, t1_s: float, start: pd.Tim
             z /= z[inside].mean()
     mid = 0.5 * (edges[1:] + edges[:-1])
     return edges, z * hour_of_week_factor(mid, start, process)
+
+
+def _activity_level(process: CoxArrivals, t0_s: float, n: int, rng: np.random.Generator,
+                    run_start_s: float | None) -> np.ndarray:
+    """``1 + a·tanh(k·Y)`` on the path's ``n`` steps, ``Y`` a standard OU process of
+    correlation time ``level_tau_s`` (drawn after ``X``, so a process without a level keeps
+    its draws); with ``typical_start`` conditioned to ``Y = 0`` at the run's start [-]."""
+    step = process.step_s
+    phi = float(np.exp(-step / process.level_tau_s))
+    noise = rng.standard_normal(n)
+    noise[1:] *= np.sqrt(1.0 - phi * phi)
+    y = _ar1(noise, phi)
+    t1_s = t0_s + step * n
+    if process.typical_start and run_start_s is not None and t0_s <= run_start_s < t1_s:
+        k = min(int((run_start_s - t0_s) // step), n - 1)
+        lag = step * np.abs(np.arange(n) - k)
+        y = y - np.exp(-lag / process.level_tau_s) * y[k]
+    return 1.0 + process.level_amplitude * np.tanh(process.level_sharpness * y)
 
 
 def _ar1(noise: np.ndarray, phi: float) -> np.ndarray:

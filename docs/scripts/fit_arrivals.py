@@ -25,8 +25,14 @@ minute-level job counts):
    half of the month is busier), so two components are fitted by least squares to lags
    1–96 h (``σ_f² e^{−j/τ_f} + σ_s² e^{−j/τ_s}``, non-negative). The slow one comes out with
    ``τ_s`` at the longest the search allows (a third of the one-month record): the record
-   cannot resolve it, so it is written to the file and not used; the process is the fast
-   component.
+   cannot resolve it, so it is written to the file and not used; the ``helios-earth`` process
+   is the fast component.
+4. The same on *minute* counts (lags 1–360 min, against the profile of step 2): a component
+   of minutes (sweeps of jobs submitted together) that hourly counts cannot see, and one of
+   hours. Written to the file as ``minute_scale``, with the correlations it was fitted to.
+   The ``colocation`` process takes its correlation time (``tau_min``) for its clusters; its
+   other numbers are the calibration's (``calibrations`` in the file, kept when the file is
+   rewritten; ``docs/validation.md``).
 
 Output: ``aiload/facility/data/arrivals_helios_earth.json`` (the fitted numbers, the lags and
 correlations they were fitted to, the source and its license).
@@ -47,6 +53,9 @@ MAX_LAG_H = 96
 HARMONICS = 3
 TAU_FAST_H = np.arange(0.5, 12.0, 0.05)
 TAU_SLOW_H = np.arange(12.0, 250.0, 1.0)
+MAX_LAG_MIN = 360
+TAU_MINUTES = np.arange(1.0, 60.0, 0.5)      # the minute-scale component [min]
+TAU_HOURS_MIN = np.arange(60.0, 600.0, 5.0)  # the hour-scale one [min]
 
 
 def hourly_submissions(path: Path) -> pd.Series:
@@ -54,6 +63,12 @@ def hourly_submissions(path: Path) -> pd.Series:
     frame = pd.read_csv(path, parse_dates=["time"]).set_index("time")
     steps = frame["total_gpujob_num"].diff().clip(lower=0).fillna(0.0)
     return steps.resample("1h").sum()
+
+
+def minute_submissions(path: Path) -> pd.Series:
+    """Jobs submitted per minute (positive steps of the running+pending GPU-job count) [-]."""
+    frame = pd.read_csv(path, parse_dates=["time"]).set_index("time")
+    return frame["total_gpujob_num"].diff().clip(lower=0).fillna(0.0)
 
 
 def smooth_daily(means: np.ndarray, harmonics: int = HARMONICS) -> np.ndarray:
@@ -64,15 +79,17 @@ def smooth_daily(means: np.ndarray, harmonics: int = HARMONICS) -> np.ndarray:
     return smooth / smooth.mean()
 
 
-def fit_correlation(counts: np.ndarray, expected: np.ndarray, max_lag: int) -> dict:
-    """Two-component fit of the log pair correlation of hourly counts (σ², τ of each)."""
+def fit_correlation(counts: np.ndarray, expected: np.ndarray, max_lag: int,
+                    taus: tuple = (TAU_FAST_H, TAU_SLOW_H)) -> dict:
+    """Two-component fit of the log pair correlation of counts (σ², τ of each, τ in steps of
+    the counts: hours for hourly counts)."""
     lags = np.arange(1, max_lag + 1)
     g = np.array([np.mean(counts[:-j] * counts[j:]) / np.mean(expected[:-j] * expected[j:])
                   for j in lags])
     y = np.log(g)  # ln(1 + g_j) with g_j the excess
     best = (np.inf, None, 0.0, 0.0)
-    for tau_f in TAU_FAST_H:
-        for tau_s in TAU_SLOW_H:
+    for tau_f in taus[0]:
+        for tau_s in taus[1]:
             basis = np.stack([np.exp(-lags / tau_f), np.exp(-lags / tau_s)], axis=1)
             coef = np.linalg.lstsq(basis, y, rcond=None)[0]
             if np.any(coef < 0):
@@ -97,6 +114,11 @@ def main() -> None:
     expected = n.mean() * profile / profile.mean()
     corr = fit_correlation(n, expected, MAX_LAG_H)
     week = np.outer(day_of_week, hour_of_day).ravel()  # Monday 00h first
+    minute = minute_submissions(DATA / "Earth_vcs" / "vc6YE" / "cluster_sequence_vc.csv")
+    m_expected = minute.mean() * (week / week.mean())[minute.index.dayofweek * 24
+                                                      + minute.index.hour]
+    fine = fit_correlation(minute.to_numpy(), m_expected, MAX_LAG_MIN,
+                           taus=(TAU_MINUTES, TAU_HOURS_MIN))
     result = {
         "name": "helios-earth",
         "model": "log-Gaussian Cox process: rate * hour_of_week * exp(X - sigma2/2), X an "
@@ -117,6 +139,16 @@ def main() -> None:
             "submissions": int(n.sum()),
             "hours": int(len(n)),
             "index_of_dispersion_1h": round(float(n.var() / n.mean()), 2),
+            "minute_scale": {
+                "method": "the same two-component fit on minute counts, lags 1-360 min, "
+                          "against the hour-of-week profile above",
+                "sigma2_minutes": round(fine["sigma2"], 4),
+                "tau_min": round(fine["tau_h"], 1),
+                "sigma2_hours": round(fine["slow_sigma2"], 4),
+                "tau_hours_min": round(fine["slow_tau_h"], 1),
+                "log_pair_correlation_1_360min": fine["log_pair_correlation"],
+                "residual_ss": round(fine["residual_ss"], 5),
+            },
         },
         "source": "Helios cluster Earth, virtual cluster vc6YE, 2020-05-01..2020-05-31, "
                   "minute-level job counts (S-Lab-System-Group/HeliosArtifact commit bdaae109, "
@@ -126,13 +158,15 @@ def main() -> None:
         "time_zone_note": "hours are the trace's local clock; applied in the facility's local "
                           "time (the time zone of start)",
     }
-    # the one calibrated number (not fitted here): kept from the file when it is rewritten
+    # the calibrated numbers (not fitted here): kept from the file when it is rewritten
     previous = json.loads(OUT.read_text()) if OUT.exists() else {}
     if "calibrations" in previous:
         result["calibrations"] = previous["calibrations"]
     OUT.write_text(json.dumps(result, indent=1) + "\n")
     print(f"wrote {OUT}: sigma2 = {result['sigma2']}, tau = {corr['tau_h']:.2f} h (slow, not "
-          f"used: {corr['slow_sigma2']:.3f}, {corr['slow_tau_h']:.0f} h), "
+          f"used: {corr['slow_sigma2']:.3f}, {corr['slow_tau_h']:.0f} h; minute scale: "
+          f"{fine['sigma2']:.2f} at {fine['tau_h']:.1f} min + {fine['slow_sigma2']:.2f} at "
+          f"{fine['slow_tau_h']:.0f} min), "
           f"{result['fit']['submissions']} submissions in {len(n)} h")
 
 

@@ -38,7 +38,7 @@ FIT = ROOT / "aiload" / "facility" / "data" / "arrivals_helios_earth.json"
 def arrivals_fit() -> None:
     fit = json.loads(FIT.read_text())
     raw, colo = fitted("helios-earth"), fitted("colocation")
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(14, 3.9))
     hours = np.arange(24)
     a.bar(hours, fit["fit"]["hour_of_day_raw"], color="0.8",
           label="Helios vc6YE: submissions per hour of day / mean (measured)")
@@ -46,12 +46,12 @@ def arrivals_fit() -> None:
     t = (hours + 0.5) * 3600.0 + 86400.0  # a Tuesday
     a.plot(hours, hour_of_week_factor(t, monday, raw), "k-", label="fit (3 harmonics), Tuesday")
     a.plot(hours, hour_of_week_factor(t, monday, colo), "C1--",
-           label="colocation preset: profile$^{0.5}$")
+           label="colocation preset: the daily cycle, every day")
     a.set_xlabel("local hour of day")
     a.set_ylabel("relative submission rate [-]")
     a.legend(fontsize=7)
     lags = np.array(fit["fit"]["lags_h"])
-    b.plot(lags, fit["fit"]["log_pair_correlation"], "o", color="0.4",
+    b.plot(lags, fit["fit"]["log_pair_correlation"], "o", color="0.4", ms=3,
            label="ln pair correlation of hourly counts (measured)")
     grid = np.linspace(0.5, lags.max(), 200)
     b.plot(grid, raw.sigma2 * np.exp(-grid * 3600.0 / raw.tau_s), "k-",
@@ -63,7 +63,24 @@ def arrivals_fit() -> None:
                  f"τ = {slow['tau_h']:.0f} h")
     b.axhline(0, color="0.7", lw=0.8)
     b.set_xlabel("lag [h]")
+    b.set_title("hours (helios-earth)", fontsize=9)
     b.legend(fontsize=7)
+    fine = fit["fit"]["minute_scale"]
+    mlags = np.arange(1, len(fine["log_pair_correlation_1_360min"]) + 1)
+    c.plot(mlags, fine["log_pair_correlation_1_360min"], "o", color="0.4", ms=2,
+           label="ln pair correlation of minute counts (measured)")
+    mgrid = np.linspace(1, mlags.max(), 300)
+    c.plot(mgrid, fine["sigma2_minutes"] * np.exp(-mgrid / fine["tau_min"])
+           + fine["sigma2_hours"] * np.exp(-mgrid / fine["tau_hours_min"]), "k-",
+           label=f"fit: {fine['sigma2_minutes']:.2f} at τ = {fine['tau_min']:.1f} min "
+                 f"+ {fine['sigma2_hours']:.2f} at {fine['tau_hours_min']:.0f} min")
+    c.plot(mgrid, colo.sigma2 * np.exp(-mgrid * 60.0 / colo.tau_s), "C1--",
+           label=f"colocation clusters: σ² = {colo.sigma2:.2f} (chosen), "
+                 f"τ = {colo.tau_s / 60:.1f} min")
+    c.axhline(0, color="0.7", lw=0.8)
+    c.set_xlabel("lag [min]")
+    c.set_title("minutes (sweeps submitted together)", fontsize=9)
+    c.legend(fontsize=7)
     fig.suptitle("Job submissions of a real GPU cluster and the fitted log-Gaussian Cox process",
                  fontsize=10)
     fig.tight_layout()
@@ -129,6 +146,43 @@ def steady_start() -> None:
     plt.close(fig)
 
 
+def steady_start_table() -> None:
+    """Issue 13's start check over seeds: the first two hours' mean IT power over the week's
+    mean, a week from Monday 2018-01-01 00:00 UTC at 15 min, u = 0.8."""
+    spec = colocation_10mw(0.8)
+    stream = spec.streams[0]
+
+    def with_stream(**kw):
+        return dataclasses.replace(spec, streams=(dataclasses.replace(stream, **kw),))
+
+    free = dataclasses.replace(stream.arrival_process, typical_start=False)
+    cases = (("burn-in 4 days, typical start (default)", spec, range(1, 33)),
+             ("burn-in 4 days, free start (`typical_start=False`)",
+              with_stream(arrival_process=free), range(1, 33)),
+             ("burn-in 8 days, free start",
+              with_stream(arrival_process=free, burn_in_s=8 * 86400.0), range(1, 33)),
+             ("empty cluster at start (no burn-in, free start)",
+              with_stream(arrival_process=free, burn_in_s=0.0), range(1, 9)))
+    print("| start (u = 0.8, IT power, 15 min) | first 2 h / week's mean | more than 30 % off |")
+    print("|---|---|---|")
+    for label, s, seeds in cases:
+        ratios = []
+        for seed in seeds:
+            it = aiload.facility(s, start="2018-01-01 00:00+00:00", end="7D", freq="15min",
+                                 seed=seed, progress=False).power["it_kw"].to_numpy()
+            ratios.append(it[:8].mean() / it.mean())
+        r = np.array(ratios)
+        print(f"| {label}, seeds {seeds[0]}-{seeds[-1]} | mean {r.mean():.2f}, sd {r.std():.2f}, "
+              f"{r.min():.2f}-{r.max():.2f} | {int((np.abs(r - 1) > 0.3).sum())} of {len(r)} |")
+    year = aiload.facility(spec, start="2018-01-01 00:00+00:00", end="2019-01-01 00:00+00:00",
+                           freq="15min", seed=1, progress=False).power["it_kw"].to_numpy()
+    weeks = year[:52 * 672].reshape(52, 672)
+    r = weeks[:, :8].mean(axis=1) / weeks.mean(axis=1)
+    q = np.percentile(r, [25, 50, 75])
+    print(f"| every Monday of 2018 inside one run (seed 1) | quartiles {q[0]:.2f} / {q[1]:.2f} / "
+          f"{q[2]:.2f}, min {r.min():.2f} | {int((np.abs(r - 1) > 0.3).sum())} of 52 |")
+
+
 def campus_pue(pue: pd.Series) -> None:
     fig, ax = plt.subplots(figsize=(8, 3))
     ax.bar(pue.index.strftime("%b"), pue.to_numpy(), color="C0")
@@ -158,6 +212,7 @@ def main() -> None:
     FIG.mkdir(exist_ok=True)
     arrivals_fit()
     steady_start()
+    steady_start_table()
     colo = bv.nlr_table("colocation_10mw")
     stats, loads = {}, {}
     for u in colo.index:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ import pytest
 from aiload.errors import InputError
 from aiload.facility import facility
 from aiload.facility.arrivals import (
+    DATA,
     CoxArrivals,
     _ar1,
     cox_arrival_times_s,
@@ -99,10 +101,70 @@ def test_bundled_fit_and_its_calibration():
     raw, colo = fitted("helios-earth"), fitted("colocation")
     assert 0.2 < raw.sigma2 < 1.0 and 3600 < raw.tau_s < 6 * 3600  # docs/validation.md
     assert np.mean(raw.hour_of_week) == pytest.approx(1.0)
-    assert colo.sigma2 == raw.sigma2 and colo.tau_s == raw.tau_s
-    # the calibration halves the log of the profile
-    ratio = np.log(colo.hour_of_week) - 0.5 * np.log(raw.hour_of_week)
-    np.testing.assert_allclose(ratio, ratio[0], atol=1e-3)
+    fit = json.loads((DATA / "arrivals_helios_earth.json").read_text())
+    cal = fit["calibrations"]["colocation"]
+    # the colocation process: the fit's daily cycle on every day of the week (the same shape
+    # as the measured Monday), clusters with the measured minute-scale correlation time, and
+    # the calibrated activity level
+    week = np.asarray(colo.hour_of_week).reshape(7, 24)
+    monday = np.asarray(raw.hour_of_week)[:24]
+    for day in week:
+        np.testing.assert_allclose(day, monday / monday.mean(), rtol=1e-12)
+    assert colo.tau_s == pytest.approx(fit["fit"]["minute_scale"]["tau_min"] * 60.0)
+    assert 5 * 60 < colo.tau_s < 30 * 60 and colo.step_s <= colo.tau_s
+    assert colo.sigma2 == cal["sigma2"] and colo.level_amplitude == cal["level_amplitude"]
+    assert colo.level_tau_s == pytest.approx(cal["level_tau_h"] * 3600.0)
+    assert colo.level_sharpness == cal["level_sharpness"]
+    # the measured process has no activity level
+    assert raw.level_amplitude == 0.0
+
+
+def _level_only(**kw):
+    return CoxArrivals(hour_of_week=FLAT, sigma2=0.0, tau_s=600.0, step_s=600.0,
+                       level_amplitude=0.35, level_tau_s=6 * 3600.0, level_sharpness=2.0, **kw)
+
+
+def test_activity_level_is_bounded_with_its_stated_correlation_time():
+    """``L = 1 + a·tanh(k·Y)``, ``Y`` a standard OU process: recovering ``Y`` from the path
+    gives variance 1 and lag-τ_L correlation e^{−1}; L stays within ``1 ± a`` with mean 1."""
+    process = _level_only()
+    _, rel = intensity_path(process, 0.0, 3e7, MONDAY, np.random.default_rng(11))
+    assert rel.min() > 0.65 and rel.max() < 1.35
+    y = np.arctanh((rel - 1.0) / 0.35) / 2.0
+    # 50,000 steps with τ_L = 36 steps: ~1,400 independent values (variance to ~4 %)
+    assert y.var() == pytest.approx(1.0, rel=0.15)
+    assert rel.mean() == pytest.approx(1.0, abs=0.03)
+    corr = np.corrcoef(y[:-36], y[36:])[0, 1]
+    assert corr == pytest.approx(np.exp(-1.0), abs=0.07)
+
+
+def test_activity_level_keeps_the_draws_of_the_fast_part_and_starts_typical():
+    """The level is drawn after ``X``: dividing it out gives the path of the same process
+    without a level, draw for draw; with a typical start it is exactly 1 at the start."""
+    with_level = CoxArrivals(hour_of_week=FLAT, sigma2=0.5, tau_s=3000.0, step_s=300.0,
+                             level_amplitude=0.3, level_tau_s=86400.0)
+    without = dataclasses.replace(with_level, level_amplitude=0.0)
+    _, a = intensity_path(with_level, -30000.0, 3e5, MONDAY, np.random.default_rng(3),
+                          run_start_s=0.0)
+    _, b = intensity_path(without, -30000.0, 3e5, MONDAY, np.random.default_rng(3),
+                          run_start_s=0.0)
+    level = a / b
+    assert level.min() >= 0.7 - 1e-12 and level.max() <= 1.3 + 1e-12
+    k = 100  # the step [0, 300) s
+    assert level[k] == pytest.approx(1.0, rel=1e-12)
+    assert a[k] == pytest.approx(1.0, rel=1e-12)  # both parts at their mean level
+    # the conditioning is exact: Y_c = Y − e^{−|t − t_k|/τ_L}·Y(t_k) on the same draws
+    free = dataclasses.replace(with_level, typical_start=False)
+    free_without = dataclasses.replace(free, level_amplitude=0.0)
+    _, c = intensity_path(free, -30000.0, 3e5, MONDAY, np.random.default_rng(3),
+                          run_start_s=0.0)
+    _, d = intensity_path(free_without, -30000.0, 3e5, MONDAY, np.random.default_rng(3),
+                          run_start_s=0.0)
+    y_free = np.arctanh((c / d - 1.0) / 0.3) / 2.0
+    y_cond = np.arctanh((level - 1.0) / 0.3) / 2.0
+    rho = np.exp(-300.0 * np.abs(np.arange(len(level)) - k) / 86400.0)
+    np.testing.assert_allclose(y_cond, y_free - rho * y_free[k], atol=1e-9)
+    assert abs(y_free[k]) > 1e-3  # the free path was not at its mean by chance
 
 
 def test_errors_say_what_was_expected():
@@ -116,6 +178,12 @@ def test_errors_say_what_was_expected():
     with pytest.raises(InputError, match=r"CoxArrivals.sigma2: expected a number, got '0.1' "
                                          r"\(str\)"):
         CoxArrivals(hour_of_week=FLAT, sigma2="0.1", tau_s=3600.0)
+    with pytest.raises(InputError, match=r"level_amplitude: expected 0 <= a < 1 .*got 1.0"):
+        CoxArrivals(hour_of_week=FLAT, sigma2=0.1, tau_s=3600.0, level_amplitude=1.0)
+    with pytest.raises(InputError, match=r"level_tau_s: expected a correlation time >= "
+                                         r"step_s = 300.0 s, got 60.0"):
+        CoxArrivals(hour_of_week=FLAT, sigma2=0.1, tau_s=3600.0, level_amplitude=0.2,
+                    level_tau_s=60.0)
     with pytest.raises(InputError, match="Did you mean 'helios-earth'"):
         fitted("helios-erth")
     with pytest.raises(InputError, match="leave daily_amplitude and weekly_amplitude at 0"):
