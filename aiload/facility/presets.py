@@ -71,9 +71,11 @@ def colocation_10mw(utilization: float = 0.6, *, nodes: int = 2840, backfill: bo
     nodes : int
         Fleet size [-] (2,840 in the reference case).
     arrival_process : str, CoxArrivals or None
-        Job submissions: ``"colocation"`` (default), the log-Gaussian Cox process fitted to a
-        Helios GPU cluster with its daily cycle flattened for a many-tenant facility;
-        ``"helios-earth"``, the fit as measured (:mod:`aiload.facility.arrivals`); None for
+        Job submissions: ``"colocation"`` (default), a log-Gaussian Cox process with the daily
+        cycle and minute-scale clusters fitted to a Helios GPU cluster and an activity level of
+        days (busy and quiet spells), chosen on the NLR colocation cases
+        (``docs/validation.md``); ``"helios-earth"``, the fit as measured
+        (:mod:`aiload.facility.arrivals`); None for
         the former Poisson arrivals with the cosine modulation of ``daily_amplitude`` and
         ``weekly_amplitude`` (e.g. ``arrival_process=None, daily_amplitude=0.2,
         weekly_amplitude=0.2``, an assumption, not fitted).

@@ -1,19 +1,30 @@
 """Screen submission structures of ``colocation-10mw`` against the NLR queue statistics.
 
-Run from the project root: ``python docs/scripts/screen_arrival_structures.py`` (~12 min on
+Run from the project root: ``python docs/scripts/screen_arrival_structures.py`` (~20 min on
 one core; needs no shared data). Only the job layer runs (draw, SimPy schedule: no power), one
 year 2018 at 1 min, seed 1, u = 0.4 and 0.8; it prints the busy fraction (median, P90, std),
 the share of jobs that waited > 1 s, the mean wait of those [h] and the mean wait of all jobs
 [h]. The table in ``docs/validation.md`` ("Where aiload and the reference differ") is its
 output. Structures (all built on the Helios vc6YE fit, ``aiload.facility.arrivals``):
 
-- ``cox``: the log-Gaussian Cox process, profile ``h^ap``, random part ``σ²·a²`` (the preset
-  is ap = 0.5, a = 1);
+- the preset's own process (``fitted("colocation")``);
+- ``cox``: the log-Gaussian Cox process, profile ``h^ap``, random part ``σ²·a²`` (the former
+  preset was ap = 0.5, a = 1);
 - ``tenants``: K independent tenants, each with the Helios random part (σ² = 0.56,
   τ = 1.6 h), sharing the profile: intensity ``h · mean_k exp(X_k − σ²/2)``;
 - ``slow``: the Cox process with a second, slow Ornstein–Uhlenbeck component (σ², τ);
 - ``sweeps``: batches of k identical jobs (same workload and size, within one minute) whose
-  submissions follow the Cox process at rate λ/k.
+  submissions follow the Cox process at rate λ/k;
+- ``shaped``: the Helios daily cycle ``d^ad`` times a week of five weekdays at 1 and a weekend
+  at ``we`` (or the Helios days), with a random part of minutes — the minute-scale fit of
+  ``fit_arrivals.py`` (``minute_scale_not_used`` in the fit's file) or a weaker one — and
+  optionally a slow component.
+
+The last column checks issue 13's steady-start criterion inside the run: how many of the 52
+Mondays of the u = 0.8 year have a first-two-hours mean IT power more than 30 % off their
+week's mean (``it_kw``, IT power at the rack input, from the busy fraction ``b`` by the
+preset's own line 2.836 + 6.248·b MW: least squares of ``it_kw`` on busy nodes over a week at
+15 min, u = 0.8, seed 1, largest residual 0.08 MW).
 """
 
 from __future__ import annotations
@@ -83,7 +94,10 @@ def _stats(u, t, nodes, dur, pool, horizon):
     busy = np.cumsum(delta)[:nb] / pool
     wait = np.where(ok, st - t, np.nan)[t >= 0]
     waiters = wait[wait > 1]
+    weeks = (2.836 + 6.248 * busy[:52 * 10080]).reshape(52, 10080)  # START is a Monday
+    monday = weeks[:, :120].mean(axis=1) / weeks.mean(axis=1)
     return {"median": np.median(busy), "p90": np.percentile(busy, 90), "std": busy.std(),
+            "mondays_off": int((np.abs(monday - 1.0) > 0.3).sum()),
             "queued": float(((wait > 1) | np.isnan(wait)).mean()),
             "wait_h": float(np.mean(waiters) / 3600) if len(waiters) else 0.0,
             "wait_all_h": float(np.nan_to_num(wait).mean() / 3600)}
@@ -124,11 +138,25 @@ def sweep_case(u, process, k, seed=1):
     return _stats(u, t, sizes[ni].astype(np.int64), dur[mi, ni], spec.pool_nodes, horizon)
 
 
+def shaped(ad, we, sigma2, tau_min):
+    """Helios daily cycle ``d^ad``, weekend at ``we`` of the weekdays (None: the Helios
+    days), random part (σ², τ [min])."""
+    fit = A.fitted("helios-earth")
+    week = np.asarray(fit.hour_of_week).reshape(7, 24)
+    days = week.mean(axis=1)
+    daily = week[0] / days[0]
+    factor = days / days.mean() if we is None else np.array([1.0] * 5 + [we] * 2)
+    return A.CoxArrivals(hour_of_week=tuple(np.outer(factor, daily ** ad).ravel()),
+                         sigma2=sigma2, tau_s=tau_min * 60.0, step_s=min(300.0, tau_min * 20.0))
+
+
 def main() -> None:
     A.intensity_path = _intensity
     base = A.fitted("helios-earth")
     cases = [
-        ("preset (cox ap=0.5 a=1)", "cox", base.tempered(1.0, 0.5), {}),
+        ("preset: d, clusters (0.5, 11.5 min), level (0.35, 36 h)", "cox",
+         A.fitted("colocation"), {}),
+        ("former preset (cox ap=0.5 a=1)", "cox", base.tempered(1.0, 0.5), {}),
         ("profile only ap=1 (a=0)", "cox", base.tempered(0.0, 1.0), {}),
         ("profile only ap=1.25", "cox", base.tempered(0.0, 1.25), {}),
         ("cox ap=1 a=0.5", "cox", base.tempered(0.5, 1.0), {}),
@@ -146,18 +174,28 @@ def main() -> None:
          {"k": 150, "extra": [(0.07, 48 * 3600.0)]}),
         ("sweeps k=150, h^0.5 + slow (0.07, 48 h), seed 2", "sweep", base.tempered(0.0, 0.5),
          {"k": 150, "extra": [(0.07, 48 * 3600.0)], "seed": 2}),
+        ("minute-scale fit (1.28, 11.5 min) + (0.45, 130 min), h", "cox",
+         shaped(1.0, None, 1.28, 11.5), {"extra": [(0.45, 130 * 60.0)]}),
+        ("minute scale only (1.28, 11.5 min), h", "cox", shaped(1.0, None, 1.28, 11.5), {}),
+        ("(0.6, 11 min), d^0.75, weekend 0.25", "cox", shaped(0.75, 0.25, 0.6, 11.0), {}),
+        ("(0.6, 11 min), d, flat week, + slow (0.06, 72 h), seed 1", "cox",
+         shaped(1.0, 1.0, 0.6, 11.0), {"extra": [(0.06, 72 * 3600.0)]}),
+        ("the same, seed 2", "cox", shaped(1.0, 1.0, 0.6, 11.0),
+         {"extra": [(0.06, 72 * 3600.0)], "seed": 2}),
+        ("the same, seed 3", "cox", shaped(1.0, 1.0, 0.6, 11.0),
+         {"extra": [(0.06, 72 * 3600.0)], "seed": 3}),
     ]
     print("structure | u | busy median | busy P90 | busy std | queued | wait of queued [h] | "
-          "wait of all [h]")
+          "wait of all [h] | Mondays > 30 % off (u = 0.8)")
     for name, kind, process, opts in cases:
         EXTRA[:] = opts.get("extra", [])
         TENANTS[0] = opts.get("tenants", 1)
         for u in (0.4, 0.8):
-            got = (cox_case(u, process) if kind == "cox"
+            got = (cox_case(u, process, seed=opts.get("seed", 1)) if kind == "cox"
                    else sweep_case(u, process, opts["k"], seed=opts.get("seed", 1)))
             print(f"{name} | {u} | {got['median']:.3f} | {got['p90']:.3f} | {got['std']:.3f} | "
-                  f"{got['queued']:.3f} | {got['wait_h']:.2f} | {got['wait_all_h']:.2f}",
-                  flush=True)
+                  f"{got['queued']:.3f} | {got['wait_h']:.2f} | {got['wait_all_h']:.2f} | "
+                  f"{got['mondays_off'] if u == 0.8 else ''}", flush=True)
     print("NLR | 0.4 | 0.353 | 0.886 | - | 0.202 | 0.59 | -\nNLR | 0.8 | 0.999 | 1.000 | - | "
           "0.756 | 6.54 | -")
 
