@@ -1,7 +1,8 @@
 """Screen submission structures of ``colocation-10mw`` against the NLR queue statistics.
 
 Run from the project root: ``python docs/scripts/screen_arrival_structures.py`` (~20 min on
-one core; needs no shared data). Only the job layer runs (draw, SimPy schedule: no power), one
+one core; needs no shared data); ``--preset-seeds 7`` prints only the preset's queue figures
+for seeds 1-7 (~2 min). Only the job layer runs (draw, SimPy schedule: no power), one
 year 2018 at 1 min, seed 1, u = 0.4 and 0.8; it prints the busy fraction (median, P90, std),
 the share of jobs that waited > 1 s, the mean wait of those [h] and the mean wait of all jobs
 [h]. The table in ``docs/validation.md`` ("Where aiload and the reference differ") is its
@@ -200,5 +201,17 @@ def main() -> None:
           "0.756 | 6.54 | -")
 
 
+def preset_seeds(n: int) -> None:
+    """The preset's queue figures for seeds 1..n (docs/validation.md, the per-seed table)."""
+    print("seed | u | queued | wait of queued [h]")
+    for seed in range(1, n + 1):
+        for u in (0.4, 0.8):
+            got = cox_case(u, A.fitted("colocation"), seed=seed)
+            print(f"{seed} | {u} | {got['queued']:.3f} | {got['wait_h']:.2f}", flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    if len(sys.argv) == 3 and sys.argv[1] == "--preset-seeds":
+        preset_seeds(int(sys.argv[2]))
+    else:
+        main()
