@@ -279,10 +279,15 @@ class FlexibilitySpec:
         object.__setattr__(self, "merit_order", order)
         if self.deferrable_streams is not None:
             streams = self.deferrable_streams
-            if isinstance(streams, str) or not hasattr(streams, "__iter__"):
+            # a string iterates over letters, a mapping over its keys
+            if (isinstance(streams, (str, bytes, Mapping)) or not hasattr(streams, "__iter__")
+                    or not all(isinstance(name, str) for name in streams)):
                 raise InputError(f"FlexibilitySpec.deferrable_streams: expected a sequence of "
-                                 f"stream names or None, got {streams!r}.")
-            object.__setattr__(self, "deferrable_streams", tuple(streams))
+                                 f"stream names (str) or None, got {type(streams).__name__} "
+                                 f"{streams!r}. Pass the names, e.g. "
+                                 f"deferrable_streams=('training',).")
+            names = sorted(streams) if isinstance(streams, AbstractSet) else streams
+            object.__setattr__(self, "deferrable_streams", tuple(names))
         for name, kind in (("battery", BatteryLever), ("inference", InferenceLever),
                            ("power_cap", PowerCapLever), ("deferral", DeferralLever)):
             value = getattr(self, name)

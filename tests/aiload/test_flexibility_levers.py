@@ -217,6 +217,11 @@ def test_bad_limits_are_refused(call, message):
     (lambda: FlexibilitySpec(merit_order=b"battery"), "got bytes b'battery'."),
     (lambda: FlexibilitySpec(merit_order={"battery"}), "got set {'battery'}."),
     (lambda: FlexibilitySpec(merit_order=7), "got int 7."),
+    (lambda: FlexibilitySpec(deferrable_streams={"training": True}),
+     ("FlexibilitySpec.deferrable_streams: expected a sequence of stream names (str) or None, "
+      "got dict {'training': True}. Pass the names, e.g. deferrable_streams=('training',).")),
+    (lambda: FlexibilitySpec(deferrable_streams="training"), "got str 'training'."),
+    (lambda: FlexibilitySpec(deferrable_streams=(1, 2)), "got tuple (1, 2)."),
     (lambda: PowerCapLever(curve="gpu-llm-trainin"),
      ("PowerCapLever.curve: unknown power-cap curve 'gpu-llm-trainin'; known: hpc-hpl, "
       "gpu-llm-training, gpu-training-v100, gpu-llm-inference. "
@@ -233,6 +238,12 @@ def test_bad_settings_are_refused(make, message):
     with pytest.raises(InputError) as err:
         make()
     assert message in str(err.value)
+
+
+def test_deferrable_streams_as_a_set_are_kept_in_sorted_order():
+    spec = FlexibilitySpec(deferrable_streams={"b", "a"})
+    assert spec.deferrable_streams == ("a", "b")
+    assert FlexibilitySpec(deferrable_streams=["t"]).deferrable_streams == ("t",)
 
 
 def test_an_unknown_deferrable_stream_is_refused_before_the_simulation(monkeypatch):
