@@ -136,7 +136,7 @@ class CoxArrivals:
     def tempered(self, alpha: float, alpha_profile: float | None = None) -> CoxArrivals:
         """The process with its log-intensity scaled: ``σ²·α²`` for the random part and the
         profile ``h^α_profile`` (renormalised to mean 1; default ``alpha_profile = alpha``).
-        Exponents < 1 are smoother, > 1 burstier [-]."""
+        Exponents < 1 are smoother, > 1 burstier [-]. The activity level is kept."""
         a_p = alpha if alpha_profile is None else alpha_profile
         for value, what in ((alpha, "alpha"), (a_p, "alpha_profile")):
             if not (np.isfinite(value) and 0.0 <= value <= 3.0):
