@@ -225,24 +225,22 @@ def intensity_path(process: CoxArrivals, t0_s: float, t1_s: float, start: pd.Tim
     step = process.step_s
     n = max(int(np.ceil((t1_s - t0_s) / step)), 1)
     edges = t0_s + step * np.arange(n + 1, dtype=np.float64)
-    sigma = np.sqrt(process.sigma2)
+    # the step holding the run's start, where a typical start pins the random parts
+    k = (min(int((run_start_s - t0_s) // step), n - 1)
+         if process.typical_start and run_start_s is not None and t0_s <= run_start_s < t1_s
+         else None)
     x = np.zeros(n)
-    if sigma > 0:
-        phi = float(np.exp(-step / process.tau_s))
-        noise = rng.standard_normal(n)
-        noise[1:] *= sigma * np.sqrt(1.0 - phi * phi)
-        noise[0] *= sigma  # the path starts in the stationary distribution
-        x = _ar1(noise, phi)
-        if process.typical_start and run_start_s is not None and t0_s <= run_start_s < t1_s:
-            # Gaussian conditioning on X(t_k) = σ²/2 (the intensity's mean level at the start):
-            # the OU path's correlation with step k is exp(−|t − t_k|/τ), exactly
-            k = min(int((run_start_s - t0_s) // step), n - 1)
-            mid_k = t0_s + step * (k + 0.5)
-            centres = t0_s + step * (np.arange(n) + 0.5)
-            x = x - np.exp(-np.abs(centres - mid_k) / process.tau_s) * (x[k] - 0.5 * process.sigma2)
+    if process.sigma2 > 0:
+        x = _ou_path(n, step, process.tau_s, np.sqrt(process.sigma2), rng)
+        if k is not None:  # X(t_k) = σ²/2: the intensity's mean level at the start
+            x = _pinned(x, k, step, process.tau_s, 0.5 * process.sigma2)
     z = np.exp(x - 0.5 * process.sigma2)
     if process.level_amplitude > 0:
-        z *= _activity_level(process, t0_s, n, rng, run_start_s)
+        # the activity level, drawn after X so that a process without one keeps its draws
+        y = _ou_path(n, step, process.level_tau_s, 1.0, rng)
+        if k is not None:  # Y(t_k) = 0: L = 1 at the start
+            y = _pinned(y, k, step, process.level_tau_s, 0.0)
+        z *= 1.0 + process.level_amplitude * np.tanh(process.level_sharpness * y)
     if mean_over_s is not None:
         mid = 0.5 * (edges[1:] + edges[:-1])
         inside = (mid >= mean_over_s[0]) & (mid < mean_over_s[1])
@@ -252,22 +250,22 @@ def intensity_path(process: CoxArrivals, t0_s: float, t1_s: float, start: pd.Tim
     return edges, z * hour_of_week_factor(mid, start, process)
 
 
-def _activity_level(process: CoxArrivals, t0_s: float, n: int, rng: np.random.Generator,
-                    run_start_s: float | None) -> np.ndarray:
-    """``1 + a·tanh(k·Y)`` on the path's ``n`` steps, ``Y`` a standard OU process of
-    correlation time ``level_tau_s`` (drawn after ``X``, so a process without a level keeps
-    its draws); with ``typical_start`` conditioned to ``Y = 0`` at the run's start [-]."""
-    step = process.step_s
-    phi = float(np.exp(-step / process.level_tau_s))
+def _ou_path(n: int, step: float, tau: float, sigma: float,
+             rng: np.random.Generator) -> np.ndarray:
+    """A stationary Ornstein–Uhlenbeck path of standard deviation ``sigma`` and correlation
+    time ``tau`` on ``n`` steps of ``step`` [s], starting in its stationary distribution."""
+    phi = float(np.exp(-step / tau))
     noise = rng.standard_normal(n)
-    noise[1:] *= np.sqrt(1.0 - phi * phi)
-    y = _ar1(noise, phi)
-    t1_s = t0_s + step * n
-    if process.typical_start and run_start_s is not None and t0_s <= run_start_s < t1_s:
-        k = min(int((run_start_s - t0_s) // step), n - 1)
-        lag = step * np.abs(np.arange(n) - k)
-        y = y - np.exp(-lag / process.level_tau_s) * y[k]
-    return 1.0 + process.level_amplitude * np.tanh(process.level_sharpness * y)
+    noise[1:] *= sigma * np.sqrt(1.0 - phi * phi)
+    noise[0] *= sigma
+    return _ar1(noise, phi)
+
+
+def _pinned(x: np.ndarray, k: int, step: float, tau: float, value: float) -> np.ndarray:
+    """``x`` conditioned on ``x[k] = value``: exact Gaussian conditioning of an OU path, whose
+    correlation with step ``k`` is ``exp(−|t − t_k|/τ)`` (``x − ρ·(x[k] − value)``)."""
+    lag = step * np.abs(np.arange(len(x)) - k)
+    return x - np.exp(-lag / tau) * (x[k] - value)
 
 
 def _ar1(noise: np.ndarray, phi: float) -> np.ndarray:
