@@ -34,6 +34,15 @@ def _axes(ax, figsize=(8, 4)):
     return plt.subplots(figsize=figsize, constrained_layout=True)[1]
 
 
+def _figure_axes(ax, figsize):
+    """``ax``, or the axes of a new ``matplotlib.figure.Figure`` (no pyplot state)."""
+    if ax is not None:
+        return ax
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize, layout="constrained").add_subplot()
+
+
 def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
                      freq: str = "D", limits: Limits | None = None, ax=None):
     """Daily (``freq``) min-max band of the voltage [pu] at chosen buses over time.
@@ -204,10 +213,7 @@ def plot_flexible_interconnection(result, *, ax=None):
     -------
     matplotlib.axes.Axes
     """
-    if ax is None:
-        from matplotlib.figure import Figure
-
-        ax = Figure(figsize=(7.5, 4.2), layout="constrained").add_subplot()
+    ax = _figure_axes(ax, (7.5, 4.2))
     table = result.table
     # Duke's anchors lie at <= 1 %: beyond a few % the curve says little for this question
     x_max = min(max(float(table.curtailed_share_percent.max()), 1.2), 5.0)
@@ -249,10 +255,7 @@ def plot_cosimulation(result, *, ax=None):
     -------
     matplotlib.axes.Axes
     """
-    if ax is None:
-        from matplotlib.figure import Figure
-
-        ax = Figure(figsize=(9, 3.8), layout="constrained").add_subplot()
+    ax = _figure_axes(ax, (9, 3.8))
     vm = result.vm_pu
     if vm["open_loop"].notna().any():
         ax.plot(vm.index, vm["open_loop"], color="0.55", lw=0.7, drawstyle="steps-post",
@@ -283,10 +286,7 @@ def plot_lever_contributions(events: pd.DataFrame, *, ax=None, top: int = 30):
     ``events`` is a ``FacilityLoad.flexibility`` table: each lever's mean reduction [kW]
     times the event's duration.
     """
-    if ax is None:
-        from matplotlib.figure import Figure
-
-        ax = Figure(figsize=(9, 3.8), layout="constrained").add_subplot()
+    ax = _figure_axes(ax, (9, 3.8))
     if events is None or not len(events):
         ax.text(0.5, 0.5, "no event", ha="center", va="center", transform=ax.transAxes)
         return ax
