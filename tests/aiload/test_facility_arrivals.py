@@ -184,6 +184,15 @@ def test_errors_say_what_was_expected():
                                          r"step_s = 300.0 s, got 60.0"):
         CoxArrivals(hour_of_week=FLAT, sigma2=0.1, tau_s=3600.0, level_amplitude=0.2,
                     level_tau_s=60.0)
+    for field, value, expected in (("level_amplitude", float("nan"), "expected 0 <= a < 1"),
+                                   ("level_amplitude", -0.1, "expected 0 <= a < 1"),
+                                   ("level_tau_s", float("inf"), "expected a correlation time"),
+                                   ("level_sharpness", float("nan"), "expected k > 0"),
+                                   ("level_sharpness", 0.0, "expected k > 0"),
+                                   ("level_sharpness", "2", "expected a number, got '2'")):
+        with pytest.raises(InputError, match=f"CoxArrivals.{field}: {expected}"):
+            CoxArrivals(hour_of_week=FLAT, sigma2=0.1, tau_s=3600.0,
+                        **{"level_amplitude": 0.2, field: value})
     with pytest.raises(InputError, match="Did you mean 'helios-earth'"):
         fitted("helios-erth")
     with pytest.raises(InputError, match="leave daily_amplitude and weekly_amplitude at 0"):
