@@ -69,10 +69,10 @@ class FacilityLoad:
     scaling: pd.DataFrame | None = None
     flexibility: pd.DataFrame | None = None
 
-    def to_parquet(self, path, *, jobs: bool = False) -> None:
+    def to_parquet(self, path, *, jobs: bool = False, overwrite: bool = False) -> None:
         """Write ``power`` atomically; with ``jobs=True`` also the job log next to it
         (``<name>.jobs.parquet``, :func:`jobs_path`). See :func:`write_facility`."""
-        write_facility(self, path, jobs=jobs)
+        write_facility(self, path, jobs=jobs, overwrite=overwrite)
 
 
 def spec_summary(spec: FacilitySpec) -> dict:
@@ -115,12 +115,34 @@ def _tmp(path: Path) -> Path:
     return temp_path(path)
 
 
-def _is_facility_file(path: Path) -> bool:
-    """True when ``path`` is a Parquet file whose footer carries aiload's metadata."""
+def _aiload_table(path: Path) -> str | None:
+    """Which facility table aiload wrote to ``path``: ``"power"``, ``"jobs"`` or
+    ``"flexibility"``; ``"other"`` for another aiload file; None when aiload did not write it."""
     try:
-        return KEY in (pq.read_metadata(path).metadata or {})
-    except Exception:  # not Parquet at all
-        return False
+        raw = (pq.read_metadata(path).metadata or {}).get(KEY)
+    except Exception:  # not Parquet at all, or unreadable
+        return None
+    if raw is None:
+        return None
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return "other"
+    if not isinstance(meta, dict) or meta.get("kind") != "facility":
+        return "other"
+    table = meta.get("table", "power")
+    return table if table in ("power", "jobs", "flexibility") else "other"
+
+
+def _is_facility_file(path: Path) -> bool:
+    """True when ``path`` is a facility power file that aiload wrote (not its job log, not
+    the events of a limited run, not another aiload result)."""
+    return _aiload_table(path) == "power"
+
+
+def _is_events_file(path: Path) -> bool:
+    """True when ``path`` is the events table of a limited run that aiload wrote."""
+    return _aiload_table(path) == "flexibility"
 
 
 # the stored job-log columns of every aiload version so far, and those an older or a limited
@@ -143,7 +165,7 @@ def _is_job_log(path: Path) -> bool:
     except (pa.ArrowException, OSError):  # not Parquet at all, or unreadable
         return False
     if KEY in (schema.metadata or {}):
-        return True
+        return _aiload_table(path) == "jobs"
     names = set(schema.names)
     if len(names) != len(schema.names) or not _JOB_COLUMNS <= names <= _JOB_COLUMNS | _JOB_EXTRA:
         return False
@@ -159,11 +181,18 @@ class StreamWriter:
 
     The path is checked when the writer is made, before the simulation starts: its folder
     must exist and be writable, it must not be a folder, and an existing file is replaced
-    only when aiload wrote it (a facility file); temporary files of a killed earlier run
-    are removed.
+    only when it is a facility power file that aiload wrote (never a job log, the events of
+    a limited run or another result); temporary files of a killed earlier run are removed.
     """
 
     def __init__(self, path) -> None:
+        table = _aiload_table(Path(path)) if Path(path).is_file() else None
+        if table in ("jobs", "flexibility"):
+            name = {"jobs": "job log", "flexibility": "events table"}[table]
+            raise OutputError(
+                f"stream_to {str(path)!r} is the {name} of a facility file, not a power file; "
+                "it is left as it is. Stream to the power file's own name (<name>.parquet) or "
+                "choose another name.")
         self.path = check_output_file(path, is_ours=_is_facility_file, what="stream_to")
         self.tmp = _tmp(self.path)
         self.writer: pq.ParquetWriter | None = None
@@ -219,9 +248,13 @@ def write_jobs(jobs: pd.DataFrame, path) -> None:
                    column_encoding={**delta, **floats})
 
 
-def write_facility(load, path, *, jobs: bool = False) -> None:
+def write_facility(load, path, *, jobs: bool = False, overwrite: bool = False) -> None:
     """Write ``load.power`` to ``path``, and with ``jobs=True`` ``load.jobs`` to
     :func:`jobs_path` (both atomic).
+
+    An existing file at ``path`` is replaced when it is a facility power file that aiload
+    wrote, or with ``overwrite=True``; any other file (the user's data, a job log, the events
+    of a limited run, a folder) is refused before anything is written.
 
     The power file's metadata records ``jobs_file`` (whether the job log was written with
     it), so :func:`read_facility` never pairs it with a job log left by an earlier write.
@@ -235,6 +268,14 @@ def write_facility(load, path, *, jobs: bool = False) -> None:
     if load.power is None:
         raise InputError("write_facility: this result was streamed; its file already exists.")
     path = Path(path)
+    table = _aiload_table(path) if path.is_file() else None
+    if table in ("jobs", "flexibility") and not overwrite:
+        name = {"jobs": "job log", "flexibility": "events table"}[table]
+        raise OutputError(
+            f"write_facility: {str(path)!r} is the {name} of another facility file, not a "
+            "power file; it is left as it is. Choose another name, or pass overwrite=True.")
+    check_output_file(path, overwrite=overwrite, is_ours=_is_facility_file,
+                      what="the facility file")
     table = pa.Table.from_pandas(load.power, preserve_index=True)
     extra = {} if load.flexibility is None else {"flexibility_file": True}
     meta = _meta_json({**load.meta, "jobs_file": bool(jobs), **extra})
@@ -242,7 +283,7 @@ def write_facility(load, path, *, jobs: bool = False) -> None:
     if load.flexibility is not None:
         # the events file is named after the power file: a file of that name that aiload did
         # not write is left alone
-        _check_sibling(flexibility_path(path), path, _is_facility_file,
+        _check_sibling(flexibility_path(path), path, _is_events_file,
                        "the events file of this limited run")
     if jobs:
         _check_sibling(jobs_path(path), path, _is_job_log, "the job log of this run")

@@ -222,6 +222,49 @@ def test_stream_to_replaces_an_earlier_facility_file_and_clears_its_debris(tmp_p
     assert _names(tmp_path) == ["f.parquet"]
 
 
+def test_stream_to_never_replaces_a_job_log_or_an_events_table(tmp_path):
+    """Both siblings carry aiload's metadata, but neither is a power file: streaming onto one
+    would destroy the record of another run."""
+    import aiload
+
+    kw = dict(start="2025-01-06 00:00+00:00", end="1h", freq="15min", progress=False)
+    aiload.facility("colocation-10mw", nodes=64, seed=1, **kw).to_parquet(
+        tmp_path / "jobs_run.parquet", jobs=True)
+    aiload.facility("inference-1mw", power_limit_kw=1.0, **kw).to_parquet(
+        tmp_path / "limited.parquet")
+    for sibling, name in (("jobs_run.jobs.parquet", "job log"),
+                          ("limited.flexibility.parquet", "events table")):
+        before = (tmp_path / sibling).read_bytes()
+        with pytest.raises(InputError, match=f"stream_to .* is the {name} of a facility file"):
+            aiload.facility("inference-1mw", stream_to=tmp_path / sibling, **kw)
+        assert (tmp_path / sibling).read_bytes() == before
+        # nor does a power file written under a sibling's name
+        with pytest.raises(InputError, match=f"is the {name} of another facility file"):
+            aiload.facility("inference-1mw", **kw).to_parquet(tmp_path / sibling)
+        assert (tmp_path / sibling).read_bytes() == before
+
+
+def test_to_parquet_replaces_only_its_own_power_file(tmp_path):
+    import aiload
+    from aiload.facility import read_facility
+
+    kw = dict(start="2025-01-06 00:00+00:00", end="1h", freq="15min", progress=False)
+    user = tmp_path / "data.parquet"
+    pd.DataFrame({"x": [1.0]}).to_parquet(user)
+    first, second = (aiload.facility("inference-1mw", seed=s, **kw) for s in (1, 2))
+    with pytest.raises(InputError, match="the facility file .* was not written by aiload"):
+        first.to_parquet(user)
+    assert pd.read_parquet(user)["x"].tolist() == [1.0] and _names(tmp_path) == ["data.parquet"]
+    with pytest.raises(InputError, match="is a folder"):
+        first.to_parquet(tmp_path)
+    path = tmp_path / "f.parquet"
+    first.to_parquet(path)
+    second.to_parquet(path)  # aiload's own power file: replaced
+    pd.testing.assert_frame_equal(read_facility(path).power, second.power)
+    first.to_parquet(user, overwrite=True)  # asked for: replaced
+    pd.testing.assert_frame_equal(read_facility(user).power, first.power)
+
+
 def test_recorder_output_is_checked_before_sources_open(tmp_path):
     from aiload.measure import Recorder
 

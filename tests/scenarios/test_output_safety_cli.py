@@ -194,9 +194,18 @@ def test_killed_sweep_leaves_no_worker_processes(tmp_path, signum):
     proc.send_signal(signum)
     proc.wait(timeout=60)
     gone, alive = psutil.wait_procs(workers, timeout=20)
+
+    def describe(p):  # what a left-over process was, for a failure that is hard to reproduce
+        try:
+            return f"{p.pid} {p.status()} {' '.join(p.cmdline())[:160]!r}"
+        except psutil.Error as exc:
+            return f"{p.pid} ({type(exc).__name__})"
+
+    left = [describe(p) for p in alive]
     for p in alive:
         p.kill()
-    assert alive == [], f"worker processes left running: {[p.pid for p in alive]}"
+    assert alive == [], (f"worker processes left running 20 s after the sweep got signal "
+                         f"{signum}: {left}; all seen: {[describe(p) for p in workers]}")
     if signum == signal.SIGTERM:
         assert proc.returncode == 128 + signum
         assert not [p for p in (tmp_path / "sw").rglob("*") if p.name.endswith(".tmp")]
