@@ -15,11 +15,15 @@
 - the campus PUE (meter / IT energy) by month, one year at 15 min.
 
 The NLR figures are read from ``tests/data/nlr-whole-facility-statistics`` (a copy of the
-shared folder with its SOURCE.md). ``quick=True`` runs 30 days (nothing judged).
+shared folder with its SOURCE.md), or from the folder named by the environment variable
+``AILOAD_NLR_STATISTICS``: files ``colocation_10mw.csv`` and ``inference_1mw.csv`` with the
+same columns, one row per utilisation, so that further cases (the kept-back utilisations) run
+and are judged by the same command. ``quick=True`` runs 30 days (nothing judged).
 """
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -61,8 +65,19 @@ PUBLISHED_WAITS_S = {"Helios (all clusters)": (862.0, 0.0), "Acme Seren": (446.0
 
 
 def nlr_table(name: str) -> pd.DataFrame:
-    """The NLR statistics of ``colocation_10mw`` or ``inference_1mw``, indexed by utilisation."""
-    return pd.read_csv(NLR / f"{name}.csv").set_index("avg_utilization")
+    """The NLR statistics of ``colocation_10mw`` or ``inference_1mw``, indexed by utilisation
+    (from ``AILOAD_NLR_STATISTICS`` when set, else the bundled given cases)."""
+    folder = Path(os.environ.get("AILOAD_NLR_STATISTICS") or NLR)
+    path = folder / f"{name}.csv"
+    if not path.is_file():
+        raise SystemExit(f"validation: {path} not found; AILOAD_NLR_STATISTICS must name a folder "
+                         f"holding {name}.csv (the columns of {NLR / (name + '.csv')}).")
+    table = pd.read_csv(path)
+    missing = set(pd.read_csv(NLR / f"{name}.csv").columns) - set(table.columns)
+    if missing:
+        raise SystemExit(f"validation: {path} lacks the columns {sorted(missing)}; use those "
+                         f"of {NLR / (name + '.csv')}.")
+    return table.set_index("avg_utilization").sort_index()
 
 
 def boundary_kw(power: pd.DataFrame) -> pd.Series:
