@@ -59,6 +59,13 @@ def parse_step(freq: str | pd.Timedelta, what: str = "freq") -> pd.Timedelta:
     pandas.Timedelta
         The step [s resolution, ns precision].
     """
+    if isinstance(freq, (int, float, np.integer, np.floating)) and not isinstance(freq, bool) \
+            and np.isfinite(freq):
+        # pandas reads a bare number as nanoseconds: 60 would be 60 ns, not one minute
+        raise InputError(
+            f"{what}={freq!r} is a bare number without a unit; expected a pandas frequency "
+            f"string such as '{freq:g}s' or '{freq:g}min', or a pandas.Timedelta."
+        )
     try:
         step = pd.Timedelta(freq)
     except (TypeError, ValueError):
@@ -92,9 +99,14 @@ def _times_ns(index: pd.Index, what: str) -> np.ndarray:
                 "Fix it with data.tz_localize('UTC') (or the zone the clock was in)."
             )
     elif not isinstance(index, pd.TimedeltaIndex):
+        mixed = ""
+        if len(index) and all(isinstance(v, pd.Timestamp) for v in index[:1000]):
+            # pandas keeps times of several zones as plain objects
+            mixed = (" of timestamps in several time zones; put them in one zone first, e.g. "
+                     "data.index = pd.to_datetime(data.index, utc=True)")
         raise InputError(
             f"{what}: expected a tz-aware DatetimeIndex or a TimedeltaIndex named 'elapsed', got "
-            f"{type(index).__name__}."
+            f"{type(index).__name__}{mixed}."
         )
     t = index.asi8
     # an index with a freq is regular by construction: skip the O(n) check
@@ -108,6 +120,45 @@ def _times_ns(index: pd.Index, what: str) -> np.ndarray:
                 "(data.sort_index(); data[~data.index.duplicated()])."
             )
     return t
+
+
+def _source_step_ns(index: pd.Index, t_ns: np.ndarray) -> int:
+    """The fixed step of interval means [ns], checked against the labels.
+
+    A calendar ``freq`` (months, business days) has no fixed length, and a daily ``freq``
+    in a zone with daylight saving time labels local midnights 23 or 25 hours apart while
+    pandas reports 24 hours: both would put energy in the wrong hours, so both are refused.
+    """
+    freq = index.freq
+    try:
+        src_ns = int(pd.Timedelta(freq).value)
+    except ValueError:
+        raise InputError(
+            f"resample: the index's freq {freq.freqstr!r} has no fixed length (calendar steps "
+            "such as months or business days differ in length), so the values cannot be "
+            "interval means of one step. Give the data on a fixed step (e.g. '1h'); if the "
+            "values are point readings, not interval means, pass kind='samples'."
+        ) from None
+    if src_ns <= 0:
+        raise InputError(
+            f"resample: the index's freq {freq.freqstr!r} steps backwards; expected increasing "
+            "times. Sort the data first (data.sort_index())."
+        )
+    # a sub-daily freq steps in real time by construction; a daily one (short series) is
+    # checked label by label
+    if src_ns >= 86_400 * _NS and t_ns.size > 1:
+        bad = np.flatnonzero(np.diff(t_ns) != src_ns)
+        if bad.size:
+            i = int(bad[0])
+            raise InputError(
+                f"resample: the index's freq {freq.freqstr!r} says each interval is "
+                f"{src_ns / _NS / 3600:g} h, but labels {index[i]} -> {index[i + 1]} are "
+                f"{(t_ns[i + 1] - t_ns[i]) / _NS / 3600:g} h apart (a daylight-saving change "
+                "in local calendar days), so the intervals' lengths are unknown. Give the data "
+                "on an hourly or finer step, or on calendar days of a zone without daylight "
+                "saving time (e.g. UTC)."
+            )
+    return src_ns
 
 
 def _values(data: pd.DataFrame, what: str) -> np.ndarray:
@@ -398,7 +449,7 @@ def resample(
                 "got an index without freq. Use kind='samples' for point readings, or set the "
                 "freq with data.asfreq(...)."
             )
-        src_ns = pd.Timedelta(frame.index.freq).value
+        src_ns = _source_step_ns(frame.index, t_ns)
         start, end = int(t_ns[0]), int(t_ns[-1]) + src_ns
         edges = _edges_ns(start, end, step_ns, origin, frame.index)
         if edges.size < 2:

@@ -181,3 +181,55 @@ def test_means_conserve_energy_for_any_ratio(values, src_ms, dst_ms, offset_ms):
     # largest values in the series, not by the bin at hand
     np.testing.assert_allclose(out.to_numpy(), expected, rtol=1e-9, atol=1e-12 * p.max() * p.size)
     assert out.index[0].value % (dst_ms * 1_000_000) == 0
+
+
+def test_daily_means_across_a_dst_change_are_refused_not_shifted():
+    # local midnights of America/Chicago: 9 March 2025 lasts 23 h, but pandas reports freq 'D'
+    # as 24 h; taking it at its word moved the energy of 10 March's first hour to 9 March
+    days = pd.date_range("2025-03-07", periods=4, freq="D", tz="America/Chicago")
+    with pytest.raises(InputError, match=r"freq 'D' says each interval is 24 h, but labels "
+                       r"2025-03-09 00:00:00-06:00 -> 2025-03-10 00:00:00-05:00 are 23 h apart"):
+        resample(pd.Series([10.0, 20.0, 30.0, 40.0], index=days), "1h")
+    # the same calendar days in UTC are 24 h each: hourly means repeat each day's mean and
+    # the energy is the days' energy, 24 h x (10 + 20 + 30 + 40) kW
+    utc = pd.Series([10.0, 20.0, 30.0, 40.0], index=days.tz_localize(None).tz_localize("UTC"))
+    utc.index.freq = "D"
+    hourly = resample(utc, "1h")
+    assert len(hourly) == 96 and hourly.sum() * 1.0 == pytest.approx(24 * 100.0)  # x 1 h
+    assert hourly.iloc[47] == 20.0 and hourly.iloc[48] == 30.0
+
+
+@pytest.mark.parametrize("freq", ["MS", "B", "W-SUN"])
+def test_calendar_freq_means_are_refused_by_name(freq):
+    idx = pd.date_range("2025-01-06", periods=3, freq=freq, tz="UTC")
+    with pytest.raises(InputError, match=rf"freq '{freq}' has no fixed length"):
+        resample(pd.Series([1.0, 2.0, 3.0], index=idx), "1h")
+
+
+def test_bare_number_freq_is_not_read_as_nanoseconds():
+    s = series(np.arange(10.0), np.ones(10))
+    with pytest.raises(InputError, match=r"freq=60 is a bare number without a unit; expected "
+                       r"a pandas frequency string such as '60s'"):
+        resample(s, 60)
+
+
+def test_times_in_several_zones_are_named():
+    mixed = pd.Series([1.0, 2.0, 3.0], index=pd.Index([
+        pd.Timestamp("2025-01-01 00:00", tz="UTC"), pd.Timestamp("2025-01-01 02:00", tz="Europe/Berlin"),
+        pd.Timestamp("2025-01-01 03:00", tz="UTC")]))
+    with pytest.raises(InputError, match=r"timestamps in several time zones.*utc=True"):
+        resample(mixed, "15min")
+
+
+@pytest.mark.parametrize("day", ["2025-03-09", "2025-11-02"])
+@pytest.mark.parametrize("freq", ["1h", "5min", "1s"])
+def test_energy_kept_over_a_local_dst_day(day, freq):
+    # a 23 h and a 25 h local day at 15 min: the energy computed by hand (value x 0.25 h)
+    start = pd.Timestamp(day, tz="America/Chicago")
+    idx = pd.date_range(start, start + pd.DateOffset(days=1), freq="15min", inclusive="left")
+    values = np.random.default_rng(3).uniform(100.0, 200.0, len(idx))
+    out = resample(pd.Series(values, index=idx), freq)
+    step_h = pd.Timedelta(freq).total_seconds() / 3600
+    assert len(idx) in (92, 100) and out.index.tz == idx.tz
+    assert out.sum() * step_h == pytest.approx(values.sum() * 0.25, rel=1e-12)
+    assert out.index[-1] + pd.Timedelta(freq) == start + pd.DateOffset(days=1)
