@@ -15,6 +15,7 @@ SimPy's clock) is behind one interface, :class:`~aiload.facility.jobpower.JobEne
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import time
 from typing import Any
 
@@ -47,6 +48,14 @@ MIN_FREQ_S, MAX_FREQ_S = 0.1, 3600.0
 
 
 def _timestamp(value, what: str) -> pd.Timestamp:
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool):
+        # pandas reads a bare number as nanoseconds since 1970
+        raise InputError(
+            f"{what}: got the bare number {value!r}; expected a tz-aware timestamp such as "
+            "'2025-01-06 00:00+00:00' or pandas.Timestamp('2025-01-06', tz='UTC')"
+            + (" (or, for end=, a duration with a unit such as '2h' or '7D')." if "end" in what
+               else ".")
+        )
     try:
         stamp = pd.Timestamp(value)
     except (TypeError, ValueError) as exc:
@@ -61,15 +70,35 @@ def _timestamp(value, what: str) -> pd.Timestamp:
 
 def _grid(start, end, freq) -> tuple[pd.Timestamp, float, int, float]:
     start = _timestamp(start, "facility(start=)")
-    if isinstance(end, (pd.Timedelta, np.timedelta64)) or (
+    given_end = end
+    if isinstance(end, str) and end.strip().startswith("-"):
+        try:
+            pd.Timedelta(end)
+        except (TypeError, ValueError):
+            pass
+        else:
+            raise InputError(
+                f"facility(end=): got the negative duration {end!r}; expected a positive one "
+                f"such as {end.strip()[1:]!r} or a tz-aware timestamp after start = {start}."
+            )
+    if isinstance(end, (datetime.timedelta, np.timedelta64)) or (
         isinstance(end, str) and not any(c in end for c in "-:")
     ):
         end = start + pd.Timedelta(end)
     end = _timestamp(end, "facility(end=)")
+    if isinstance(freq, (int, float, np.integer, np.floating)) and not isinstance(freq, bool):
+        # pandas reads a bare number as nanoseconds: 60 would be 60 ns, not one minute
+        raise InputError(
+            f"facility(freq=): got the bare number {freq!r} without a unit; give e.g. "
+            f"'{freq:g}s' or '{freq:g}min'."
+        )
     try:
         step = pd.Timedelta(freq)
     except (TypeError, ValueError):
-        raise InputError(f"facility(freq=): cannot read {freq!r}; give e.g. '1min' or '1s'.") from None
+        raise InputError(
+            f"facility(freq=): cannot read {freq!r} as a fixed step; give e.g. '100ms', '1s', "
+            "'1min', '15min' or '1h'."
+        ) from None
     freq_s = step.total_seconds()
     if not MIN_FREQ_S <= freq_s <= MAX_FREQ_S:
         raise InputError(f"facility(freq=): expected 100ms .. 1h, got {freq!r} ({freq_s} s).")
@@ -81,10 +110,19 @@ def _grid(start, end, freq) -> tuple[pd.Timestamp, float, int, float]:
         )
     horizon_s = (end - start).total_seconds()
     n = horizon_s / freq_s
-    if horizon_s <= 0 or abs(n - round(n)) > 1e-6:
+    if horizon_s <= 0:
         raise InputError(
-            f"facility: end - start = {horizon_s} s must be positive and a whole number of "
-            f"freq = {freq_s} s intervals."
+            f"facility(end=): end = {end} is {'equal to' if horizon_s == 0 else 'before'} "
+            f"start = {start} (got end={given_end!r}); expected a later end, e.g. a duration "
+            "such as '1D' or a tz-aware timestamp after start."
+        )
+    if abs(n - round(n)) > 1e-6:
+        shorter = start + pd.Timedelta(seconds=np.floor(n) * freq_s)
+        longer = start + pd.Timedelta(seconds=np.ceil(n) * freq_s)
+        raise InputError(
+            f"facility(end=): end - start = {horizon_s:g} s is not a whole number of "
+            f"freq = {freq!r} ({freq_s:g} s) intervals; give end = {shorter} or {longer}, or a "
+            "freq that divides the period."
         )
     fine_s = freq_s if freq_s <= 60 else 60.0
     return start, freq_s, int(round(n)), fine_s

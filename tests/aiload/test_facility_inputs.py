@@ -119,3 +119,52 @@ def test_memoised_bundled_profiles_cannot_be_altered_by_a_caller():
     direct = job_profile("llama2-70b-lora", "4xH100", 4, extrapolate=False)
     np.testing.assert_array_equal(again.power_w.iloc[:, 0].to_numpy(),
                                   direct.power_w.iloc[:, 0].to_numpy())
+
+
+@pytest.mark.parametrize(("end", "match"), [
+    ("2025-03-02 00:00+00:00", r"facility\(end=\): end = 2025-03-02 00:00:00\+00:00 is before "
+                               r"start = 2025-03-03 00:00:00\+00:00.*a later end"),
+    (START, r"facility\(end=\): end = 2025-03-03 00:00:00\+00:00 is equal to start"),
+    ("-2h", r"facility\(end=\): got the negative duration '-2h'; expected a positive one "
+            r"such as '2h'"),
+    (7200, r"facility\(end=\): got the bare number 7200; .*a duration with a unit such as '2h'"),
+    ("2025-03-03 02:07+00:00", r"facility\(end=\): end - start = 7620 s is not a whole number "
+                               r"of freq = '15min' \(900 s\) intervals; give end = "
+                               r"2025-03-03 02:00:00\+00:00 or 2025-03-03 02:15:00\+00:00"),
+])
+def test_end_not_after_start_or_off_the_grid_is_named(end, match):
+    with pytest.raises(InputError, match=match):
+        facility(_spec(), start=START, end=end, freq="15min", progress=False)
+
+
+def test_bare_number_start_and_freq_are_refused_not_read_as_nanoseconds():
+    with pytest.raises(InputError, match=r"facility\(start=\): got the bare number 0; expected "
+                                         r"a tz-aware timestamp"):
+        facility(_spec(), start=0, end="1h", progress=False)
+    with pytest.raises(InputError, match=r"facility\(freq=\): got the bare number 60 without a "
+                                         r"unit; give e.g. '60s'"):
+        facility(_spec(), start=START, end="1h", freq=60, progress=False)
+
+
+def test_end_as_a_python_timedelta_is_a_duration():
+    import datetime
+
+    a = facility(_spec(), start=START, end=datetime.timedelta(hours=2), freq="15min",
+                 progress=False)
+    b = facility(_spec(), start=START, end="2h", freq="15min", progress=False)
+    pd.testing.assert_frame_equal(a.power, b.power)
+
+
+@pytest.mark.parametrize(("day", "hours"), [("2025-03-09", 23), ("2025-11-02", 25)])
+def test_a_local_dst_day_is_its_real_length_with_a_fixed_step(day, hours):
+    start = pd.Timestamp(day, tz="America/Chicago")
+    end = pd.Timestamp(day, tz="America/Chicago") + pd.DateOffset(days=1)
+    power = facility(_spec(), start=start, end=end, freq="15min", progress=False).power
+    assert len(power) == 4 * hours and power.index.freq == pd.Timedelta("15min")
+    assert str(power.index.tz) == "America/Chicago" and power.index[-1] + pd.Timedelta("15min") == end
+    # energy summed by hand at 15 min equals the hourly means' energy
+    from aiload import resample
+
+    hourly = resample(power["facility_kw"], "1h")
+    assert len(hourly) == hours
+    assert hourly.sum() == pytest.approx(power["facility_kw"].sum() * 0.25, rel=1e-12)
