@@ -29,6 +29,8 @@ __all__ = ["read_mllog", "read_spl", "mlperf_hardware", "MAX_NODE_W"]
 
 #: largest believable reading of one node's wall power [W] (a mW log reads 1000x more)
 MAX_NODE_W = 50_000.0
+#: 2000-01-01 UTC in Unix epoch milliseconds: power logs are later
+_EPOCH_MS_2000 = 946_684_800_000
 _HW = re.compile(r"(GB200|B200|H200|H100|A100|L40S|MI300X)[-\s]?(SXM|PCIE|NVL)?", re.I)
 
 
@@ -115,7 +117,13 @@ def read_mllog(path: str | os.PathLike) -> Trace:
                     f"{path}: line {lineno}: power_reading value {rec['value']!r} is not a number "
                     "[W]."
                 ) from None
-            times.append(int(rec["time_ms"]))
+            try:
+                times.append(int(rec["time_ms"]))
+            except (TypeError, ValueError):
+                raise TraceFormatError(
+                    f"{path}: line {lineno}: power_reading time_ms {rec['time_ms']!r} is not a "
+                    "whole number; expected Unix epoch milliseconds (UTC)."
+                ) from None
             lines.append(lineno)
     if not lines and path.stat().st_size == 0:
         raise TraceFormatError(f"{path}: the file is empty; expected ':::MLLOG' power_reading lines.")
@@ -132,6 +140,13 @@ def read_mllog(path: str | os.PathLike) -> Trace:
     repeat[1:] = (np.diff(t_ms) == 0) & (np.diff(w) == 0)
     t_ms, w, dropped, line_arr = t_ms[~repeat], w[~repeat], line_arr[repeat], line_arr[~repeat]
     watts = w
+    if t_ms.size and t_ms[0] < _EPOCH_MS_2000:
+        # MLPerf power logging began in 2019: a time before 2000 is in seconds, not ms
+        raise TraceFormatError(
+            f"{path}: line {line_arr[0]}: power_reading time_ms = {t_ms[0]} is "
+            f"{pd.Timestamp(int(t_ms[0]), unit='ms', tz='UTC')}, before 2000; expected Unix epoch "
+            "milliseconds (UTC). Were seconds written to time_ms?"
+        )
     index = pd.DatetimeIndex(pd.to_datetime(t_ms, unit="ms", utc=True), name="time")
     check_times(index, path, line_arr)
     power = pd.DataFrame({path.stem: watts}, index=index)
@@ -159,13 +174,28 @@ def _power_window(folder: Path, tz: str | None) -> tuple[pd.Timestamp, pd.Timest
         return None
     found: dict[str, str] = {}
     with detail.open(encoding="utf-8") as fh:
-        for line in fh:
+        for lineno, line in enumerate(fh, start=1):
             if '"power_begin"' in line or '"power_end"' in line:
-                rec = json.loads(line.split(":::MLLOG", 1)[1])
-                found[rec["key"]] = rec["value"]
+                try:
+                    rec = json.loads(line.split(":::MLLOG", 1)[1])
+                    found[rec["key"]] = rec["value"]
+                except (IndexError, KeyError, TypeError, ValueError):
+                    raise TraceFormatError(
+                        f"{detail}: line {lineno} is not a valid ':::MLLOG {{json}}' record with "
+                        f"'key' and 'value' (found {line.strip()[:80]!r}); the power window cannot "
+                        "be read. Fix the file, or read the whole spl.txt with window='all'."
+                    ) from None
     if set(found) != {"power_begin", "power_end"}:
         return None
-    stamps = pd.to_datetime([found["power_begin"], found["power_end"]], format="%m-%d-%Y %H:%M:%S.%f")
+    try:
+        stamps = pd.to_datetime([found["power_begin"], found["power_end"]],
+                                format="%m-%d-%Y %H:%M:%S.%f")
+    except (TypeError, ValueError):
+        raise TraceFormatError(
+            f"{detail}: power_begin {found['power_begin']!r} / power_end {found['power_end']!r} "
+            "are not 'MM-DD-YYYY HH:MM:SS.fff' times; fix the file, or read the whole spl.txt "
+            "with window='all'."
+        ) from None
     stamps = tz_localize(stamps, tz, {}, detail)
     return stamps[0], stamps[1]
 

@@ -72,7 +72,23 @@ def read_powertrace(
             raise TraceFormatError(f"{path}: no rows with run_id={run_id!r}; the file has {list(runs)}.")
         raw, lines = raw[keep], lines[keep]
     extra: dict = {"run_id": str(raw["run_id"].iloc[0]), "units": "W"}
-    if "timestamp" in raw.columns and raw["timestamp"].notna().all():
+    # empty stamps: none (then elapsed time), or every one; a partly empty column would
+    # otherwise switch the whole file to elapsed time and drop the absolute time silently
+    empty = (raw["timestamp"].fillna("").str.strip() == "").to_numpy() \
+        if "timestamp" in raw.columns else None
+    if empty is not None and empty.any() and not empty.all():
+        row = int(np.flatnonzero(empty)[0])
+        raise TraceFormatError(
+            f"{path}: column 'timestamp' is empty at line {lines[row]} ({int(empty.sum())} of "
+            f"{empty.size} rows) but filled elsewhere; expected a timestamp on every row, or "
+            "none (then time_relative_s gives elapsed time). Fill or drop those rows."
+        )
+    if (empty is None or empty.all()) and "time_relative_s" not in raw.columns:
+        raise TraceFormatError(
+            f"{path}: column 'timestamp' is empty and there is no 'time_relative_s' column; "
+            "expected absolute times in 'timestamp' or elapsed seconds in 'time_relative_s'."
+        )
+    if empty is not None and not empty.any():
         # a UTC offset on every stamp may change inside the file (daylight saving time):
         # parse such stamps straight to UTC; a mix of zoned and naive stamps is ambiguous
         zoned = raw["timestamp"].str.strip().str.contains(r"(?:Z|[+-]\d\d:?\d\d)$", regex=True)

@@ -117,7 +117,8 @@ def read_wattameter_file(
     path = Path(path)
     cols, n_comments, run = _header(path)
     try:
-        raw = pd.read_csv(path, sep=r"\s+", comment="#", header=None, dtype=str)
+        raw = pd.read_csv(path, sep=r"\s+", comment="#", header=None, dtype=str,
+                          keep_default_na=False)
     except pd.errors.EmptyDataError:
         raise TraceFormatError(f"{path}: the header has no data lines under it.") from None
     if raw.shape[1] != len(cols):
@@ -127,6 +128,16 @@ def read_wattameter_file(
         )
     raw.columns = cols
     lines = np.arange(len(raw)) + n_comments + 1
+    # whitespace-separated fields are never empty: a missing one is a line cut short (a log
+    # copied while being written), whose last number may itself be cut ('75' of '75012')
+    short = np.flatnonzero((raw == "").any(axis=1).to_numpy())
+    if short.size:
+        row = int(short[0])
+        raise TraceFormatError(
+            f"{path}: line {lines[row]} has {int((raw.iloc[row] != '').sum())} fields but the "
+            f"header names {len(cols)}; the line was cut short (a truncated log?), so its last "
+            "reading cannot be trusted. Drop that line."
+        )
     extra: dict = {"run_id": run, "units": sorted({c[c.index("[") + 1 : -1] for c in cols[1:]})}
     try:
         stamps = pd.to_datetime(raw["timestamp"], format="%Y-%m-%d_%H:%M:%S.%f")
@@ -191,6 +202,11 @@ def read_wattameter_file(
             pd.to_datetime(t_ns[:-1] + np.diff(t_ns) // 2, utc=True), name="time"
         )
         lines = lines[1:]
+        if index.size < 2:
+            raise TraceFormatError(
+                f"{path}: {index.size + 1} RAPL counter reading(s) give {index.size} power "
+                "sample(s); expected at least three readings (two samples) to form a trace."
+            )
     frame = pd.DataFrame(power, index=index)
     ch = pd.DataFrame(channels, index=index)
     unit = "uJ counters" if is_rapl else "mW"

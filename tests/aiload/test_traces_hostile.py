@@ -180,3 +180,69 @@ def test_bad_reader_options_name_the_option(data_dir, kwargs, match):
     logs = sorted((data_dir / "wattameter-example-logs").glob("*.log"))
     with pytest.raises(InputError, match=match):
         read_trace(logs, **kwargs)
+
+
+PT_HEADER = "run_id,timestamp,time_relative_s,gpu_id,power_w\n"
+
+
+def test_a_powertrace_timestamp_missing_on_some_rows_is_named_not_dropped(tmp_path):
+    # before: one empty stamp switched the whole file to elapsed time, losing absolute time
+    rows = [f"r1,{'' if i == 2 else f'2024-05-01T12:00:0{i}'},{i},0,{300 + i}\n" for i in range(5)]
+    path = tmp_path / "pt.csv"
+    path.write_text(PT_HEADER + "".join(rows))
+    with pytest.raises(TraceFormatError, match=r"pt\.csv: column 'timestamp' is empty at line 4 "
+                                               r"\(1 of 5 rows\) but filled elsewhere"):
+        read_trace(path)
+
+
+def test_a_powertrace_without_any_time_names_both_columns(tmp_path):
+    path = tmp_path / "pt.csv"
+    path.write_text("run_id,timestamp,gpu_id,power_w\n" + "".join(f"r1,,0,{300 + i}\n" for i in range(3)))
+    with pytest.raises(TraceFormatError, match=r"column 'timestamp' is empty and there is no "
+                                               r"'time_relative_s' column"):
+        read_trace(path)
+
+
+def test_a_wattameter_log_cut_mid_line_is_refused_not_read_as_a_small_reading(tmp_path):
+    # '75' is what is left of '75012' mW: before, it was read as 0.075 W
+    path = tmp_path / "nvml_wattameter_n1.log"
+    path.write_text(
+        "# 2025-10-07_09:38:40.617145 - Power data for run 1\n"
+        "# timestamp                  reading-time[ns] gpu-0[mW] gpu-0[C]\n"
+        + "".join(f"  2025-10-07_09:38:4{i}.000000 100 {75000 + i} 41\n" for i in range(5))
+        + "  2025-10-07_09:38:45.000000 100 75"
+    )
+    with pytest.raises(TraceFormatError, match=r"line 8 has 3 fields but the header names 4; the "
+                                               r"line was cut short"):
+        read_trace(path)
+
+
+def test_two_rapl_counter_readings_are_named_as_too_few(tmp_path):
+    path = tmp_path / "rapl_wattameter_n1.log"
+    path.write_text(
+        "# 2025-10-07_09:38:40.617145 - Power data for run 1\n"
+        "# timestamp                  reading-time[ns] cpu-0[uJ] cpu-0[W]\n"
+        "  2025-10-07_09:38:40.000000 100 0 100\n  2025-10-07_09:38:41.000000 100 100000000 100\n"
+    )
+    with pytest.raises(TraceFormatError, match=r"rapl_wattameter_n1\.log: 2 RAPL counter "
+                                               r"reading\(s\) give 1 power sample\(s\)"):
+        read_trace(path)
+
+
+@pytest.mark.parametrize(("detail", "match"), [
+    (':::MLLOG {"key": "power_begin", "value": "05-17-2024 05:38:31.000"\n',
+     r"mlperf_log_detail\.txt: line 1 is not a valid ':::MLLOG \{json\}' record"),
+    (':::MLLOG {"key": "power_begin", "value": "2024-05-17 05:38:31"}\n'
+     ':::MLLOG {"key": "power_end", "value": "05-17-2024 05:38:33.000"}\n',
+     r"mlperf_log_detail\.txt: power_begin '2024-05-17 05:38:31' / power_end .* are not "
+     r"'MM-DD-YYYY HH:MM:SS.fff' times.*window='all'"),
+])
+def test_a_bad_loadgen_detail_log_is_named_not_the_spl_file(tmp_path, detail, match):
+    (tmp_path / "mlperf_log_detail.txt").write_text(detail)
+    path = tmp_path / "spl.txt"
+    path.write_text("".join(
+        f"Time,05-17-2024 05:38:3{i}.000,Watts,{5000 + i},Volts,230.0,Amps,10.0,PF,0.99,Mark,r\n"
+        for i in range(5)))
+    with pytest.raises(TraceFormatError, match=match):
+        read_trace(path)
+    assert read_trace(path, window="all").power_w["node"].tolist() == [5000.0 + i for i in range(5)]

@@ -141,9 +141,13 @@ def test_spl_whole_log_and_channels_sum_to_total(data_dir):
     assert trace.meta.extra["tz_assumed"].startswith("UTC")
 
 
+#: 2024-05-17 05:38:36 UTC in epoch ms: the lines' times are offsets from a real log's time
+_T0_MS = 1_715_924_316_000
+
+
 def _line(t_ms, value, key="power_reading"):
     return (
-        f':::MLLOG {{"namespace": "", "time_ms": {t_ms}, "event_type": "POINT_IN_TIME", '
+        f':::MLLOG {{"namespace": "", "time_ms": {_T0_MS + t_ms}, "event_type": "POINT_IN_TIME", '
         f'"key": "{key}", "value": {value}, "metadata": ""}}\n'
     )
 
@@ -159,6 +163,14 @@ def _line(t_ms, value, key="power_reading"):
         (_line(1000, 5000) + _line(2000, -3), r"negative power -3 W at line 2"),
         (_line(1000, 5_000_000) + _line(2000, 5_100_000), r"median of 5.05e\+06 W.*mW"),
         (_line(1000, 5000) + "garbage\n", r"line 2 does not start with ':::MLLOG'"),
+        (_line(1000, 5000) + _line(2000, 5000).replace(f"{_T0_MS + 2000}", '"soon"'),
+         r"line 2: power_reading time_ms 'soon' is not a whole number; expected Unix epoch "
+         r"milliseconds"),
+        # seconds written where ms belong: 1,715,924,316 ms is 20 January 1970
+        (_line(1000, 5000).replace(f"{_T0_MS + 1000}", "1715924316")
+         + _line(2000, 5000).replace(f"{_T0_MS + 2000}", "1715924317"),
+         r"line 1: power_reading time_ms = 1715924316 is 1970-01-20 20:38:44.316000\+00:00, "
+         r"before 2000; expected Unix epoch milliseconds \(UTC\). Were seconds written"),
     ],
 )
 def test_bad_mllog_is_rejected_with_file_and_line(tmp_path, body, match):
