@@ -23,6 +23,7 @@ import zlib
 import numpy as np
 import pandas as pd
 
+from aiload._checks import check_number
 from aiload.errors import InputError
 from aiload.profiles import scaling
 from aiload.profiles._profile import Profile
@@ -111,10 +112,17 @@ def job_profile(model: str, hardware: str, nodes: int, *, replicate: int = 0,
     >>> round(held.duration_s), held.extra["held_at_nodes"]
     (3413, 64)
     """
-    if not (isinstance(nodes, (int, np.integer)) and nodes >= 1):
+    if isinstance(nodes, (bool, np.bool_)) or not (isinstance(nodes, (int, np.integer))
+                                                   and nodes >= 1):
         raise InputError(f"nodes must be an integer >= 1, got {nodes!r}.")
-    if extrapolate not in (None, True, False):
+    if not any(extrapolate is v for v in (None, True, False)):
         raise InputError(f"extrapolate must be None, True or False, got {extrapolate!r}.")
+    if isinstance(replicate, (bool, np.bool_)) or not isinstance(replicate, (int, np.integer)):
+        raise InputError(
+            f"job_profile(replicate=): expected a whole number >= 0, got {replicate!r}."
+        )
+    check_number(step_s, "job_profile(step_s=)", gt=0.0, unit="s", optional=True,
+                 hint="Give e.g. 0.1, or None to keep the base profile's step.")
     fit = scaling.training(model, hardware)
     cat = _catalog_cached()
     cand = cat[(cat["model"] == model) & (cat["hardware"] == hardware)

@@ -256,3 +256,22 @@ def test_job_profile_hold_within_and_beyond_a_multi_point_fit():
 def test_job_profile_extrapolate_must_be_a_bool_or_none():
     with pytest.raises(InputError, match="extrapolate must be None, True or False, got 'hold'"):
         profiles.job_profile("gpt3-175b", "8xH100-SXM", 128, extrapolate="hold")
+
+
+@pytest.mark.parametrize(("kwargs", "match"), [
+    # before: 0 raised ZeroDivisionError, a string a TypeError, -1 and NaN were ignored
+    ({"step_s": 0}, r"job_profile\(step_s=\): expected a finite number > 0 \[s\], got 0"),
+    ({"step_s": -1.0}, r"job_profile\(step_s=\): expected a finite number > 0 \[s\], got -1.0"),
+    ({"step_s": float("nan")}, r"job_profile\(step_s=\): .*got nan; NaN"),
+    ({"step_s": "1s"}, r"job_profile\(step_s=\): .*got '1s' \(str\)"),
+    ({"replicate": 1.0}, r"job_profile\(replicate=\): expected a whole number >= 0, got 1.0"),
+    ({"extrapolate": 1}, r"extrapolate must be None, True or False, got 1"),
+])
+def test_job_profile_bad_step_replicate_and_extrapolate_are_named(kwargs, match):
+    with pytest.raises(InputError, match=match):
+        profiles.job_profile("llama2-70b-lora", "4xH100", 4, **kwargs)
+
+
+def test_job_profile_refuses_a_bool_node_count():
+    with pytest.raises(InputError, match=r"nodes must be an integer >= 1, got True"):
+        profiles.job_profile("llama2-70b-lora", "4xH100", True)
