@@ -46,6 +46,15 @@ class ProfileCache:
     def check_model(self, model: str) -> None:
         if self._known is None:
             self._known = list(self.catalogue.models(self.hardware))
+        if not self._known:
+            from aiload.profiles import catalog  # noqa: PLC0415 - facility -> profiles
+
+            bundled = sorted(set(catalog()["hardware"]))
+            raise InputError(
+                f"Unknown hardware {self.hardware!r}: the catalogue has no workload for it; "
+                f"expected a hardware it knows (the bundled profiles have {bundled}). Check "
+                f"FleetSpec.hardware.{suggest(self.hardware, bundled)}"
+            )
         if model not in self._known:
             raise InputError(
                 f"Unknown workload {model!r} for hardware {self.hardware!r}; the catalogue has "

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from aiload._checks import check_finite_values, check_number
 from aiload._suggest import suggest
@@ -45,7 +46,17 @@ def _fraction(value: float | None, what: str) -> None:
 
 def _distribution(items: Any, what: str) -> tuple[tuple[Any, float], ...]:
     """Normalise ``{value: weight}`` or ``[(value, weight), ...]`` to a weight-1 tuple."""
-    pairs = list(items.items()) if isinstance(items, dict) else [tuple(p) for p in items]
+    try:
+        if isinstance(items, (str, bytes)):
+            raise TypeError
+        pairs = list(items.items()) if isinstance(items, dict) else [tuple(p) for p in items]
+        if any(len(p) != 2 for p in pairs):
+            raise TypeError
+    except TypeError:
+        raise InputError(
+            f"{what}: expected a dict {{value: weight}} or (value, weight) pairs, got {items!r}; "
+            "e.g. {'llama2-70b-lora': 0.5, 'stable-diffusion-v2': 0.5} or {2: 0.7, 4: 0.3}."
+        ) from None
     if not pairs:
         raise InputError(f"{what}: expected at least one (value, weight) pair, got none.")
     weights = np.array([w for _, w in pairs], dtype=float)
@@ -414,6 +425,13 @@ class InferenceSpec:
                 or not 0 <= self.min_replicas <= self.nodes):
             raise InputError(
                 f"InferenceSpec.min_replicas: expected 0..{self.nodes}, got {self.min_replicas!r}."
+            )
+        if not isinstance(self.shape, (str, pd.Series)):
+            raise InputError(
+                f"InferenceSpec.shape: expected 'servegen-m-large' or a pandas Series of relative "
+                f"rates on a tz-aware DatetimeIndex, got {type(self.shape).__name__}; e.g. "
+                "pandas.Series(rates, index=pandas.date_range(start, periods=len(rates), "
+                "freq='10min'))."
             )
         if isinstance(self.shape, str) and self.shape != "servegen-m-large":
             raise InputError(

@@ -168,3 +168,29 @@ def test_a_local_dst_day_is_its_real_length_with_a_fixed_step(day, hours):
     hourly = resample(power["facility_kw"], "1h")
     assert len(hourly) == hours
     assert hourly.sum() == pytest.approx(power["facility_kw"].sum() * 0.25, rel=1e-12)
+
+
+@pytest.mark.parametrize(("field", "value"), [("workloads", "flat"), ("node_counts", [2, 4])])
+def test_a_distribution_that_is_not_pairs_is_named(field, value):
+    # before: a raw ValueError / TypeError from unpacking
+    kwargs = {"workloads": {"flat": 1}, "node_counts": {2: 1}} | {field: value}
+    with pytest.raises(InputError, match=rf"s\.{field}: expected a dict \{{value: weight\}} or "
+                                         rf"\(value, weight\) pairs, got {value!r}"):
+        JobStreamSpec(name="s", utilization=0.5, **kwargs)
+
+
+@pytest.mark.parametrize("shape", [[1.0, 2.0, 3.0], np.ones(3)])
+def test_an_inference_shape_that_is_not_a_series_is_named_at_construction(shape):
+    # before: a list passed construction and failed in the run with "got builtin_function..."
+    with pytest.raises(InputError, match=r"InferenceSpec.shape: expected 'servegen-m-large' or a "
+                                         rf"pandas Series .*got {type(shape).__name__}"):
+        InferenceSpec(nodes=4, utilization=0.5, shape=shape)
+
+
+def test_a_fleet_hardware_the_catalogue_lacks_is_named_with_the_nearest():
+    stream = JobStreamSpec(name="s", workloads={"llama2-70b-lora": 1}, node_counts={2: 1},
+                           utilization=0.5)
+    spec = FacilitySpec(fleet=FleetSpec(nodes=8, hardware="4xh100"), streams=(stream,))
+    with pytest.raises(InputError, match=r"Unknown hardware '4xh100': the catalogue has no "
+                                         r"workload for it.*Did you mean '4xH100'\?"):
+        facility(spec, start=START, end="1h", progress=False)
