@@ -9,6 +9,7 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from aiload._suggest import suggest
 from aiload.errors import AiloadError, InputError, TraceFormatError
 from aiload.traces._trace import Trace, check_tz
 from aiload.traces.combine import combine
@@ -149,7 +150,10 @@ def read_trace(
     paths = _paths(path)
     check_tz(tz)
     if format is not None and (not isinstance(format, str) or format not in FORMATS):
-        raise InputError(f"read_trace: format={format!r} is not one of {list(FORMATS)}.")
+        raise InputError(
+            f"read_trace: format={format!r} is not one of {list(FORMATS)}, or leave it out to "
+            f"detect the format.{suggest(str(format), list(FORMATS))}"
+        )
     formats = [format or detect_format(p) for p in paths]
     if "nlr-metadata" in formats:
         bad = paths[formats.index("nlr-metadata")]

@@ -246,3 +246,10 @@ def test_a_bad_loadgen_detail_log_is_named_not_the_spl_file(tmp_path, detail, ma
     with pytest.raises(TraceFormatError, match=match):
         read_trace(path)
     assert read_trace(path, window="all").power_w["node"].tolist() == [5000.0 + i for i in range(5)]
+
+
+def test_a_format_typo_suggests_the_nearest(tmp_path):
+    path = smi(tmp_path / "a.csv", [100, 110, 120])
+    with pytest.raises(InputError, match=r"format='nvidia_smi' is not one of .*leave it out to "
+                                         r"detect the format\. Did you mean 'nvidia-smi'\?"):
+        read_trace(path, format="nvidia_smi")
