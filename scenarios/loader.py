@@ -59,6 +59,15 @@ def resolve_source(name_or_path: str | Path) -> Path:
     path = Path(name_or_path)
     if path.is_file():
         return path
+    if path.is_dir():
+        inside = sorted(p.name for p in path.glob("*.toml"))
+        raise ScenarioError(
+            f"scenario {str(name_or_path)!r} is a folder, not a scenario file; expected a .toml "
+            "file or a bundled name. "
+            + (f"Its .toml files: {', '.join(inside[:10])}; give one of them, e.g. "
+               f"{str(path / inside[0])!r}." if inside else
+               f"It holds no .toml file. Bundled scenarios: {', '.join(bundled_names())}.")
+        )
     names = bundled_names()
     stem = str(name_or_path)[:-5] if str(name_or_path).endswith(".toml") else str(name_or_path)
     if stem in names:
@@ -287,9 +296,28 @@ def _child(node: dict | list, part: str, dotted: str) -> Any:
     return node.get(part)
 
 
+def _decode(path: Path, data: bytes) -> str:
+    """The text of a scenario file: UTF-8, with or without the byte-order mark some Windows
+    editors write first; anything else is refused with the encoding to save it in."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ScenarioError(
+            f"scenario file {str(path)!r}: is UTF-16 text (e.g. saved by Notepad as 'Unicode'); "
+            "expected UTF-8. Save it again with the encoding 'UTF-8'."
+        )
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ScenarioError(
+            f"scenario file {str(path)!r}: line {line}: byte {data[exc.start]:#04x} is not UTF-8 "
+            "text; expected a UTF-8 TOML file (is it a scenario .toml at all?). Save it again "
+            "with the encoding 'UTF-8', or give the path of a scenario .toml file."
+        ) from None
+
+
 def _read(path: Path) -> tuple[str, dict[str, Any]]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _decode(path, path.read_bytes())
     except OSError as exc:
         raise ScenarioError(f"scenario file {str(path)!r}: cannot be read ({exc})") from None
     try:
