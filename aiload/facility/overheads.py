@@ -69,7 +69,8 @@ def drybulb_c(weather, edges: pd.DatetimeIndex) -> np.ndarray:
         if hourly.index[0] > edges[0] or hourly.index[-1] < edges[-2].floor("1h"):
             raise InputError(
                 f"OverheadSpec.weather covers {hourly.index[0]} .. {hourly.index[-1]}, the run "
-                f"needs {edges[0]} .. {edges[-1]}."
+                f"needs {edges[0]} .. {edges[-1]}; give hourly readings that cover the run, or "
+                "run a shorter period."
             )
         base = hourly.index[0]
         starts = edges[:-1].tz_convert(tz)

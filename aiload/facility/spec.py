@@ -440,6 +440,54 @@ class InferenceSpec:
             )
 
 
+#: dry-bulb readings outside this range are a unit error (K, °F), not weather [°C]
+DRYBULB_RANGE_C = (-90.0, 60.0)
+
+
+def _check_weather(weather: Any) -> None:
+    """Refuse a dry-bulb Series the cooling model would read wrong: not a Series, naive,
+    unsorted or repeated times, NaN/inf, outside :data:`DRYBULB_RANGE_C`, or an hour without
+    a reading (its hourly mean would be NaN, and so would the facility's power)."""
+    what = "OverheadSpec.weather"
+    if not isinstance(weather, pd.Series):
+        column = (" (one column of a DataFrame, e.g. frame['temp_air'])"
+                  if isinstance(weather, pd.DataFrame) else "")
+        raise InputError(
+            f"{what}: expected 'pvlib-greensboro' or a pandas Series of hourly dry-bulb "
+            f"temperature [°C] on a tz-aware DatetimeIndex, got {type(weather).__name__}{column}."
+        )
+    from aiload.timeseries import require_tz_aware  # noqa: PLC0415
+
+    index = require_tz_aware(weather.index, what)
+    temp = check_finite_values(weather, f"{what} (dry-bulb temperature [°C])")
+    if len(index) == 0:
+        raise InputError(f"{what}: the series is empty; expected hourly dry-bulb readings [°C].")
+    back = np.flatnonzero(np.diff(index.asi8) <= 0)
+    if back.size:
+        i = int(back[0]) + 1
+        raise InputError(
+            f"{what}: times must strictly increase; {index[i]} follows {index[i - 1]}. Sort it "
+            "and drop repeated times first (weather.sort_index(); "
+            "weather[~weather.index.duplicated()])."
+        )
+    low, high = DRYBULB_RANGE_C
+    if temp.min() < low or temp.max() > high:
+        raise InputError(
+            f"{what}: dry-bulb from {temp.min():g} to {temp.max():g}; expected °C within "
+            f"{low:g} .. {high:g}. Kelvin? subtract 273.15. Fahrenheit? (F - 32) / 1.8."
+        )
+    # whole hours since 1970 (UTC, so a repeated local hour in autumn is two hours)
+    hours = index.asi8 // 3_600_000_000_000
+    missing = np.flatnonzero(np.diff(hours) > 1)
+    if missing.size:
+        i = int(missing[0])
+        raise InputError(
+            f"{what}: no reading between {index[i]} and {index[i + 1]}, so at least one hour "
+            "has none; expected at least one per hour, each value the mean of the hour it "
+            "labels. Fill the gap first, e.g. weather.resample('1h').mean().interpolate()."
+        )
+
+
 #: default time constant of the weather-driven cooling models' lag [s]
 DEFAULT_COOLING_LAG_S = 3600.0
 
@@ -530,8 +578,8 @@ class OverheadSpec:
                      "would make it fall.")
         check_number(self.power_cap_kw, "OverheadSpec.power_cap_kw", gt=0.0, unit="kW",
                      optional=True)
-        if hasattr(self.weather, "index") and hasattr(self.weather, "to_numpy"):
-            check_finite_values(self.weather, "OverheadSpec.weather (dry-bulb temperature [°C])")
+        if not isinstance(self.weather, str):
+            _check_weather(self.weather)
         if self.cooling not in ("pue", "drybulb", "liquid"):
             raise InputError(
                 f"OverheadSpec.cooling: expected 'pue', 'drybulb' or 'liquid', got "

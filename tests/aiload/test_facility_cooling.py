@@ -87,3 +87,33 @@ def test_the_lag_defaults_to_an_hour_for_weather_models_and_none_for_a_constant_
     assert OverheadSpec(cooling="pue", cooling_time_constant_s=900.0).cooling_lag_s == 900.0
     with pytest.raises(InputError, match=r"OverheadSpec\.cooling_time_constant_s"):
         OverheadSpec(cooling_time_constant_s=-1.0)
+
+
+_WX_HOURS = pd.date_range("2025-03-03", periods=48, freq="h", tz="UTC")
+
+
+@pytest.mark.parametrize(("weather", "match"), [
+    # before: each of these ran, with NaN facility power (gap, 2 h step), a duplicate hour
+    # averaged, 293 "°C", or a raw TypeError (DataFrame)
+    (pd.Series(np.arange(47.0), index=_WX_HOURS.delete(3)),
+     r"no reading between 2025-03-03 02:00:00\+00:00 and 2025-03-03 04:00:00\+00:00"),
+    (pd.Series(np.arange(24.0), index=pd.date_range("2025-03-03", periods=24, freq="2h", tz="UTC")),
+     r"no reading between .* at least one per hour"),
+    (pd.Series(np.arange(49.0), index=_WX_HOURS.append(_WX_HOURS[:1])),
+     r"times must strictly increase; 2025-03-03 00:00:00\+00:00 follows"),
+    (pd.Series(np.arange(48.0) + 293.15, index=_WX_HOURS),
+     r"dry-bulb from 293.15 to 340.15; expected °C within -90 .. 60\. Kelvin\? subtract 273.15"),
+    (pd.DataFrame({"temp_air": np.zeros(48)}, index=_WX_HOURS),
+     r"got DataFrame \(one column of a DataFrame"),
+    (pd.Series(np.zeros(48), index=_WX_HOURS.tz_localize(None)), r"no time zone \(naive\)"),
+])
+def test_a_weather_series_the_cooling_would_misread_is_refused(weather, match):
+    with pytest.raises(InputError, match=rf"OverheadSpec\.weather.*{match}"):
+        OverheadSpec(cooling="drybulb", weather=weather)
+
+
+def test_a_weather_series_across_a_dst_change_is_accepted():
+    # hourly in America/Chicago over both switches: every real hour has its reading
+    for day in ("2025-03-08", "2025-11-01"):
+        idx = pd.date_range(day, periods=72, freq="h", tz="America/Chicago")
+        OverheadSpec(cooling="drybulb", weather=pd.Series(20.0, index=idx))
