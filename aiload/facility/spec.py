@@ -409,6 +409,21 @@ class InferenceSpec:
                     "InferenceSpec.shape: relative rates must be >= 0 with a positive mean, got "
                     f"minimum {rates.min():g} and mean {rates.mean():g}."
                 )
+            index = self.shape.index
+            if isinstance(index, pd.DatetimeIndex) and len(index) > 1:
+                # labels one fixed step apart in real time: a daily freq across a DST change
+                # labels 23 h or 25 h days while pandas reports 24 h
+                step = np.diff(index.asi8)
+                bad = np.flatnonzero(step != step[0])
+                if bad.size or step[0] <= 0:
+                    i = int(bad[0]) + 1 if bad.size else 1
+                    raise InputError(
+                        f"InferenceSpec.shape: expected labels one fixed step apart in real time, "
+                        f"but {index[i - 1]} -> {index[i]} is {step[i - 1] / 3.6e12:g} h after "
+                        f"{step[0] / 3.6e12:g} h before (a gap, unsorted times or a daylight-saving "
+                        "change in daily labels). Give the shape on a fixed step in real time, "
+                        "e.g. hourly."
+                    )
         _fraction(self.utilization, "InferenceSpec.utilization")
         if self.utilization is None:
             raise InputError("InferenceSpec.utilization: expected a fraction in (0, 1], got None.")

@@ -196,3 +196,14 @@ def test_a_fleet_hardware_the_catalogue_lacks_is_named_with_the_nearest():
     with pytest.raises(InputError, match=r"Unknown hardware '4xh100': the catalogue has no "
                                          r"workload for it.*Did you mean '4xH100'\?"):
         facility(spec, start=START, end="1h", progress=False)
+
+
+def test_a_daily_inference_shape_across_a_dst_change_is_refused_not_misplaced():
+    # pandas labels local midnights 23 h apart on 9 March 2025 in Chicago but reports 24 h
+    days = pd.date_range("2025-03-07", periods=5, freq="D", tz="America/Chicago")
+    with pytest.raises(InputError, match=r"InferenceSpec.shape: expected labels one fixed step "
+                                         r"apart in real time, but 2025-03-09 00:00:00-06:00 -> "
+                                         r"2025-03-10 00:00:00-05:00 is 23 h after 24 h before"):
+        InferenceSpec(nodes=4, utilization=0.5, shape=pd.Series(1.0, index=days))
+    hourly = pd.date_range("2025-03-07", periods=120, freq="h", tz="America/Chicago")
+    InferenceSpec(nodes=4, utilization=0.5, shape=pd.Series(1.0, index=hourly))
