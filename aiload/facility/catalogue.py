@@ -19,7 +19,8 @@ from typing import Callable, Protocol
 import numpy as np
 import pandas as pd
 
-from aiload.errors import InputError
+from aiload._checks import check_finite_values, check_number
+from aiload.errors import InputError, InputWarning
 from aiload.profiles._profile import Profile
 
 __all__ = [
@@ -72,9 +73,31 @@ def constant_profile(
     model: str = "test", hardware: str = "4xH100", nodes: int = 1, workload: str = "training",
     source: str = "constructed", measured: bool = False,
 ) -> Profile:
-    """A Profile of constant per-node power (one column per value of ``power_w``) [W]."""
-    levels = np.atleast_1d(np.asarray(power_w, dtype=float))
+    """A Profile of constant per-node power (one column per value of ``power_w``) [W].
+
+    ``duration_s`` [s] is rounded to a whole number of ``step_s`` [s]; an
+    :class:`~aiload.errors.InputWarning` says so when that changes it.
+    """
+    check_number(duration_s, "constant_profile(duration_s=)", gt=0.0, unit="s")
+    check_number(step_s, "constant_profile(step_s=)", gt=0.0, unit="s")
+    levels = check_finite_values(np.atleast_1d(power_w), "constant_profile(power_w=) [W]")
+    if (levels < 0).any():
+        raise InputError(
+            f"constant_profile(power_w=): got {power_w!r}; expected per-node power >= 0 W."
+        )
     steps = int(round(duration_s / step_s))
+    if steps < 1:
+        raise InputError(
+            f"constant_profile: duration_s = {duration_s:g} s is less than half of step_s = "
+            f"{step_s:g} s, so the profile would have no interval; give a longer duration or a "
+            "shorter step."
+        )
+    if abs(steps * step_s - duration_s) > 1e-9 * duration_s:
+        warnings.warn(
+            f"constant_profile({name!r}): duration_s = {duration_s:g} s is not a whole number "
+            f"of step_s = {step_s:g} s; the profile lasts {steps} steps = {steps * step_s:g} s. "
+            "Give a duration that is a multiple of the step to silence this.",
+            InputWarning, stacklevel=2)
     index = pd.timedelta_range(0, periods=steps, freq=pd.Timedelta(seconds=step_s), name="elapsed")
     frame = pd.DataFrame(
         {f"r{i}": np.full(steps, lv) for i, lv in enumerate(levels)}, index=index
@@ -260,7 +283,8 @@ class FallbackCatalogue:
             raise InputError(f"No fallback profile for {model!r} on {hardware!r}.") from None
         ref = max([n for n in table if n <= nodes] or [min(table)])
         power_w, duration_s = table[ref]
-        duration_s = duration_s * ref / nodes
+        # whole minutes, the profile's step (as constant_profile would round it)
+        duration_s = max(round(duration_s * ref / nodes / 60.0), 1) * 60.0
         return constant_profile(
             f"fallback-{model}-{nodes}n", power_w, duration_s, 60.0, model=model,
             hardware=hardware, nodes=nodes, source="BACKGROUND.md §3.2 summary statistics",

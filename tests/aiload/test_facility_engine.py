@@ -117,7 +117,7 @@ def test_queueing_fifo_and_easy_backfill():
 
 def _poisson_spec(u=0.5, nodes=64, backfill=True) -> FacilitySpec:
     cat = DictCatalogue({
-        ("flat", n): constant_profile(f"f{n}", [2000.0, 2500.0], 3600.0 / n ** 0.5, 60.0,
+        ("flat", n): constant_profile(f"f{n}", [2000.0, 2500.0], round(60 / n ** 0.5) * 60.0, 60.0,
                                       model="flat", nodes=n)
         for n in (1, 2, 4, 8)
     })

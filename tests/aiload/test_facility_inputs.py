@@ -207,3 +207,18 @@ def test_a_daily_inference_shape_across_a_dst_change_is_refused_not_misplaced():
         InferenceSpec(nodes=4, utilization=0.5, shape=pd.Series(1.0, index=days))
     hourly = pd.date_range("2025-03-07", periods=120, freq="h", tz="America/Chicago")
     InferenceSpec(nodes=4, utilization=0.5, shape=pd.Series(1.0, index=hourly))
+
+
+def test_constant_profile_names_bad_values_and_says_when_it_rounds_the_duration():
+    from aiload.errors import InputWarning
+
+    with pytest.raises(InputError, match=r"duration_s = 20 s is less than half of step_s = 60 s"):
+        constant_profile("f", 1000.0, 20.0, 60.0)
+    with pytest.raises(InputError, match=r"constant_profile\(power_w=\): got -5.0; expected "
+                                         r"per-node power >= 0 W"):
+        constant_profile("f", -5.0, 120.0, 60.0)
+    # 1234.5 s at a 60 s step: 21 steps = 1260 s, so each job held 25.5 s more than asked
+    with pytest.warns(InputWarning, match=r"duration_s = 1234.5 s is not a whole number of "
+                                          r"step_s = 60 s; the profile lasts 21 steps = 1260 s"):
+        prof = constant_profile("f", 1000.0, 1234.5, 60.0)
+    assert len(prof.power_w) == 21
