@@ -248,7 +248,8 @@ def find(workload: str, *, hardware: str | None = None, model: str | None = None
         close = difflib.get_close_matches(str(workload), WORKLOADS, n=1, cutoff=0.3)
         hint = f" Did you mean {close[0]!r}?" if close else ""
         raise InputError(f"workload {workload!r} is not one of {WORKLOADS}.{hint}")
-    if nodes is not None and not (isinstance(nodes, (int, np.integer)) and nodes >= 1):
+    if nodes is not None and (isinstance(nodes, (bool, np.bool_))
+                              or not (isinstance(nodes, (int, np.integer)) and nodes >= 1)):
         raise InputError(f"nodes must be an integer >= 1, got {nodes!r}.")
     cat = _catalog_cached()
     cand = cat[cat["workload"] == workload]

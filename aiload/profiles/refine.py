@@ -158,8 +158,20 @@ def refine(profile: Profile, step_s: float, *, seed: int = 0) -> Profile:
     >>> fine.step_s, fine.extra["measured_step_s"], round(fine.energy_wh / p.energy_wh, 9)
     (0.1, 2.0, 1.0)
     """
-    if not (isinstance(step_s, (int, float)) and np.isfinite(step_s) and step_s > 0):
+    if not isinstance(profile, Profile):
+        raise InputError(
+            f"refine: expected an aiload.profiles.Profile, got {type(profile).__name__}; e.g. "
+            "refine(aiload.profiles.get(name), 0.1)."
+        )
+    if isinstance(step_s, (bool, np.bool_)) or not (
+            isinstance(step_s, (int, float, np.integer, np.floating)) and np.isfinite(step_s)
+            and step_s > 0):
         raise InputError(f"refine: step_s must be a positive number of seconds, got {step_s!r}.")
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise InputError(
+            f"refine(seed=): expected a whole number >= 0, got {seed!r}; the same seed gives the "
+            "same fluctuation, e.g. seed=0."
+        )
     ratio = profile.step_s / step_s
     factor = int(round(ratio))
     if factor < 1 or abs(ratio - factor) > 1e-6 * max(ratio, 1.0):

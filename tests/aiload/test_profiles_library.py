@@ -207,3 +207,8 @@ def test_synth_training_mean_is_exact_property(duration_s, mean_w, seed, deep):
                                  replicates=2, seed=seed)
     np.testing.assert_allclose(frame.mean().to_numpy(), mean_w, rtol=1e-9)
     assert (frame.to_numpy() >= 0).all()
+
+
+def test_find_refuses_a_bool_node_count():
+    with pytest.raises(InputError, match=r"nodes must be an integer >= 1, got True"):
+        profiles.find("fine-tuning", hardware="4xH100", nodes=True)

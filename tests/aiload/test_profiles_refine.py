@@ -129,3 +129,21 @@ def test_synthesised_training_noise_is_not_white():
 
     assert inc(smooth) < 0.4 * inc(white)
     assert smooth.std() == pytest.approx(white.std(), rel=0.25)
+
+
+@pytest.mark.parametrize(("args", "kwargs", "match"), [
+    # before: a raw TypeError / ValueError from numpy's SeedSequence, an AttributeError
+    ((0.1,), {"seed": "a"}, r"refine\(seed=\): expected a whole number >= 0, got 'a'"),
+    ((0.1,), {"seed": -1}, r"refine\(seed=\): expected a whole number >= 0, got -1"),
+    ((True,), {}, r"refine: step_s must be a positive number of seconds, got True"),
+])
+def test_refine_names_a_bad_seed_or_step(args, kwargs, match):
+    with pytest.raises(InputError, match=match):
+        R.refine(profiles.get("nlr-llama2-70b-lora-4xh100-4n"), *args, **kwargs)
+
+
+def test_refine_names_a_frame_given_for_a_profile():
+    frame = profiles.get("nlr-llama2-70b-lora-4xh100-4n").power_w
+    with pytest.raises(InputError, match=r"refine: expected an aiload.profiles.Profile, got "
+                                         r"DataFrame"):
+        R.refine(frame, 0.1)
