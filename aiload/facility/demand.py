@@ -69,8 +69,10 @@ class DemandShape:
         self.step_s, self.n_steps = float(step_s), int(n_steps)
         t_last = (self.n_steps - 1) * self.step_s
         if isinstance(shape, str):
-            local = start.tz_convert(start.tz)
-            self._offset = (local - local.normalize()).total_seconds()
+            # the wall clock at start: on a DST-change day real time since midnight is an
+            # hour off
+            wall = start.tz_localize(None) if start.tz is not None else start
+            self._offset = (wall - wall.normalize()).total_seconds()
             self._series = None
         else:
             series = shape

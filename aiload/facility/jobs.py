@@ -117,11 +117,12 @@ class JobTable:
 def rate_modulation(t_s: np.ndarray, start: pd.Timestamp, stream: JobStreamSpec) -> np.ndarray:
     """Relative arrival rate (mean 1 over a week) at times ``t_s`` after ``start`` [-].
 
-    Local time of day and day of week follow ``start``'s time zone at ``start`` (DST shifts
+    Local time of day and day of week follow ``start``'s wall clock at ``start`` (DST shifts
     during the run are ignored).
     """
-    local = start.tz_convert(start.tz)
-    offset_s = (local - local.normalize()).total_seconds() + local.dayofweek * 86400.0
+    # the wall clock at start: on a DST-change day real time since midnight is an hour off
+    wall = start.tz_localize(None) if start.tz is not None else start
+    offset_s = (wall - wall.normalize()).total_seconds() + wall.dayofweek * 86400.0
     week_s = (np.asarray(t_s, dtype=float) + offset_s) % (7 * 86400.0)
     hour = (week_s % 86400.0) / 3600.0
     daily = 1.0 + stream.daily_amplitude * np.cos(2 * np.pi * (hour - stream.peak_hour) / 24.0)

@@ -199,3 +199,25 @@ def test_job_log_parquet_is_lossless_and_compact(tmp_path):
     plain.to_parquet(tmp_path / "plain.parquet")
     compact_b = (tmp_path / "f.jobs.parquet").stat().st_size
     assert compact_b < 0.75 * (tmp_path / "plain.parquet").stat().st_size
+
+
+def test_time_of_day_follows_the_wall_clock_at_start_on_a_dst_day():
+    # 05:00 CDT on 9 March 2025 is 4 h of real time after local midnight (02:00 was skipped);
+    # the daily cycle must see 05:00, as it does for the same instant in a fixed -05:00 zone
+    from aiload.facility import JobStreamSpec
+    from aiload.facility.demand import DemandShape
+    from aiload.facility.jobs import rate_modulation
+
+    chicago = pd.Timestamp("2025-03-09 05:00", tz="America/Chicago")
+    fixed = pd.Timestamp("2025-03-09 05:00-05:00")
+    assert chicago == fixed
+    stream = JobStreamSpec(name="s", workloads={"x": 1}, node_counts={1: 1}, rate_per_h=1.0,
+                           daily_amplitude=0.5, peak_hour=14.0)
+    t_s = np.array([0.0, 3600.0])
+    got = rate_modulation(t_s, chicago, stream)
+    np.testing.assert_array_equal(got, rate_modulation(t_s, fixed, stream))
+    # by hand: weekday (Sunday is weekend: x (1 - 0) = 1 with weekly_amplitude 0), 05:00, 06:00
+    np.testing.assert_allclose(got, 1 + 0.5 * np.cos(2 * np.pi * (np.array([5.0, 6.0]) - 14) / 24))
+    a = DemandShape("servegen-m-large", chicago, 60.0, 120, bursts=False, rng=None)
+    b = DemandShape("servegen-m-large", fixed, 60.0, 120, bursts=False, rng=None)
+    np.testing.assert_array_equal(a(0, 120), b(0, 120))
