@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from aiload._checks import check_number
 from aiload.errors import InputError
 
 __all__ = ["Profile", "WORKLOADS"]
@@ -76,16 +77,42 @@ class Profile:
                 f"Profile {self.name!r}: nodes and gpus_per_node must be >= 1, got "
                 f"{self.nodes} and {self.gpus_per_node}."
             )
+        if not isinstance(self.power_w, pd.DataFrame):
+            raise InputError(
+                f"Profile {self.name!r}: power_w must be a DataFrame with one column per "
+                f"replicate ('r0', ...), got {type(self.power_w).__name__}; e.g. "
+                "series.to_frame('r0')."
+            )
         idx = self.power_w.index
         if not isinstance(idx, pd.TimedeltaIndex) or idx.name != "elapsed":
             raise InputError(
                 f"Profile {self.name!r}: power_w needs a TimedeltaIndex named 'elapsed', got "
                 f"{type(idx).__name__} named {idx.name!r}."
             )
+        check_number(self.step_s, f"Profile {self.name!r}: step_s", gt=0.0, unit="s")
         values = self.power_w.to_numpy(dtype=float)
         if values.size == 0 or np.isnan(values).any() or (values < 0).any():
             raise InputError(
                 f"Profile {self.name!r}: power_w must be non-empty, without NaN or negative values."
+            )
+        if np.isinf(values).any():
+            raise InputError(
+                f"Profile {self.name!r}: power_w holds an infinite value at "
+                f"{idx[int(np.argwhere(np.isinf(values))[0][0])]}; expected finite power [W]."
+            )
+        # labels 0, step, 2·step, ...: duration and energy are len × step_s, so a step_s that
+        # is not the labels' spacing would scale them silently (a label step may be cut to
+        # whole ns, so label k may be k ns off)
+        t_ns = idx.asi8
+        step_ns = self.step_s * 1e9
+        k = np.arange(t_ns.size)
+        off = np.flatnonzero(np.abs(t_ns - k * step_ns) > 1.0 + k + 1e-9 * np.abs(t_ns))
+        if off.size:
+            i = int(off[0])
+            raise InputError(
+                f"Profile {self.name!r}: label {i} is {idx[i]}, but step_s = {self.step_s:g} s puts "
+                f"it at {pd.Timedelta(i * step_ns, unit='ns')}; expected labels 0, step_s, "
+                "2·step_s, ... Give the step the labels have, or relabel the series."
             )
 
     @property

@@ -212,3 +212,36 @@ def test_synth_training_mean_is_exact_property(duration_s, mean_w, seed, deep):
 def test_find_refuses_a_bool_node_count():
     with pytest.raises(InputError, match=r"nodes must be an integer >= 1, got True"):
         profiles.find("fine-tuning", hardware="4xH100", nodes=True)
+
+
+def _profile(step_s, power_w):
+    return profiles.Profile(name="x", workload="training", model="m", hardware="h",
+                            gpus_per_node=4, nodes=1, step_s=step_s, power_w=power_w,
+                            measured=True, source="s", license="l", citation="c", boundary="b")
+
+
+def test_profile_step_must_be_the_labels_spacing():
+    # labels 0.1 s apart with step_s = 1: duration and energy were 10 x too large, silently
+    idx = pd.timedelta_range(0, periods=10, freq="100ms", name="elapsed")
+    frame = pd.DataFrame({"r0": np.full(10, 500.0)}, index=idx)
+    with pytest.raises(InputError, match=r"Profile 'x': label 1 is 0 days 00:00:00.100000, but "
+                                         r"step_s = 1 s puts it at 0 days 00:00:01"):
+        _profile(1.0, frame)
+    good = _profile(0.1, frame)
+    assert good.duration_s == pytest.approx(1.0) and good.energy_wh == pytest.approx(500.0 / 3600)
+
+
+@pytest.mark.parametrize(("step_s", "values", "match"), [
+    (float("nan"), np.ones(10), r"step_s: expected a finite number > 0 \[s\], got nan"),
+    (0.1, np.r_[np.inf, np.ones(9)], r"power_w holds an infinite value at 0 days 00:00:00"),
+])
+def test_profile_refuses_a_nan_step_and_infinite_power(step_s, values, match):
+    idx = pd.timedelta_range(0, periods=10, freq="100ms", name="elapsed")
+    with pytest.raises(InputError, match=rf"Profile 'x': {match}"):
+        _profile(step_s, pd.DataFrame({"r0": values}, index=idx))
+
+
+def test_profile_needs_a_frame_not_a_series():
+    idx = pd.timedelta_range(0, periods=10, freq="100ms", name="elapsed")
+    with pytest.raises(InputError, match=r"power_w must be a DataFrame .*got Series.*to_frame"):
+        _profile(0.1, pd.Series(np.ones(10), index=idx))
