@@ -427,6 +427,13 @@ class InferenceSpec:
         _fraction(self.utilization, "InferenceSpec.utilization")
         if self.utilization is None:
             raise InputError("InferenceSpec.utilization: expected a fraction in (0, 1], got None.")
+        if self.sizing == "latency" and self.utilization == 1:
+            raise InputError(
+                "InferenceSpec.utilization: got 1 with sizing='latency', i.e. every node busy in "
+                "every interval; only a demand at full capacity in the quietest interval gives "
+                "that, and at the peaks many times the capacity would go unserved. Give a share "
+                "below 1, e.g. 0.8 (0.2-0.8 are the NLR cases)."
+            )
         _fraction(self.target_load, "InferenceSpec.target_load")
         if self.headroom < 0 or self.reaction_s < 0 or self.decision_s <= 0:
             raise InputError(

@@ -222,3 +222,11 @@ def test_constant_profile_names_bad_values_and_says_when_it_rounds_the_duration(
                                           r"step_s = 60 s; the profile lasts 21 steps = 1260 s"):
         prof = constant_profile("f", 1000.0, 1234.5, 60.0)
     assert len(prof.power_w) == 21
+
+
+def test_latency_sized_service_refuses_a_full_utilisation():
+    # before: u = 1 solved a demand scale with 7.2e9 unserved requests in one day
+    with pytest.raises(InputError, match=r"InferenceSpec.utilization: got 1 with "
+                                         r"sizing='latency'.*Give a share below 1"):
+        InferenceSpec(nodes=4, utilization=1.0)
+    InferenceSpec(nodes=4, utilization=1.0, sizing="autoscaler")  # mean demand = capacity
