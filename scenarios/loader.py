@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from aiload.errors import InputError
+from scenarios.messages import form_hint, plain, shown
 from scenarios.schema import Scenario
 
 __all__ = [
@@ -161,9 +162,12 @@ def _model_at(loc: Sequence[Any]) -> type[BaseModel] | None:
 def _override_of(loc: Sequence[Any], overrides: Mapping[str, Any]) -> str | None:
     """The ``--set`` key that put the value at ``loc`` there (or below it), if any."""
     dotted = ".".join(str(p) for p in loc)
-    for key in overrides:
-        if key == dotted or key.startswith(dotted + ".") or dotted.startswith(key + "."):
-            return key
+    # the key itself, else a table set whole that holds it, else a key set inside it
+    for match in (dotted.__eq__, lambda k: dotted.startswith(k + "."),
+                  lambda k: k.startswith(dotted + ".")):
+        for key in overrides:
+            if match(key):
+                return key
     return None
 
 
@@ -175,6 +179,11 @@ def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int],
     if key is not None:
         # the value came from the command line, not from a line of the file
         where = f"--set {key}={_toml(overrides[key])}: "
+        if err["type"] == "value_error" and isinstance(err.get("input"), Mapping):
+            # a check across a table: every --set inside it may be the one to change
+            dotted = ".".join(str(p) for p in loc)
+            inside = [k for k in overrides if k.startswith(dotted + ".")] or [key]
+            where = ", ".join(f"--set {k}={_toml(overrides[k])}" for k in inside) + ": "
         if err["type"] == "missing":
             table = ".".join(str(p) for p in loc[:-1])
             return (f"  {where}field {field!r} is required but missing: --set made a [{table}] "
@@ -194,14 +203,33 @@ def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int],
         near = difflib.get_close_matches(str(loc[-1]), allowed, n=1, cutoff=0.5)
         hint = f" Did you mean {near[0]!r}?" if near else ""
         return f"  {where}unknown key {field!r}.{hint} Allowed here: {', '.join(allowed)}."
+    meaning = _description(loc)
     if err["type"] == "missing":
-        return f"  {where}field {field!r} is required but missing; add it to the file."
+        return (f"  {where}field {field!r} is required but missing; add it to the file."
+                + (f" {field}: {meaning}." if meaning else ""))
     value = err.get("input")
-    message = err["msg"].removeprefix("Value error, ")
+    message = plain(err["msg"].removeprefix("Value error, "))
     if err["type"] == "value_error" and isinstance(value, Mapping):
         # a check across the keys of a whole table: name the table, not its contents
         return f"  {where}in table [{field}]: {message}."
-    return f"  {where}field {field!r} = {value!r}: {message}."
+    text = f"  {where}field {field!r} = {shown(value)}: {message}"
+    hint = form_hint(err["type"], field, from_set=key is not None)
+    if hint:
+        text += f"; {hint}"
+    if meaning and err["type"] != "value_error":
+        # pydantic's own checks (types, bounds) say nothing of what the field is
+        text += f". {field}: {meaning}"
+    return text + "."
+
+
+def _description(loc: Sequence[Any]) -> str | None:
+    """The schema's description of the field at ``loc`` (list positions left out)."""
+    path = list(loc)
+    while path and isinstance(path[-1], int):
+        path.pop()
+    model = _model_at(path) if path else None
+    info = model.model_fields.get(str(path[-1])) if model else None
+    return info.description if info is not None else None
 
 
 def _made_by_set(loc: Sequence[Any], overrides: Mapping[str, Any]) -> bool:

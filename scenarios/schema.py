@@ -18,6 +18,7 @@ Every model forbids unknown keys, so a typo fails at load time with a "did you m
 from __future__ import annotations
 
 import datetime as dt
+import warnings
 from typing import Any, Literal
 
 import pandas as pd
@@ -71,14 +72,43 @@ class _Section(BaseModel):
 
 
 def _check_freq(value: str) -> str:
-    try:
-        step = pd.Timedelta(pd.tseries.frequencies.to_offset(value))
-    except (ValueError, TypeError):
-        raise ValueError(
-            f"expected a pandas frequency string such as '1s', '1min', '15min' or '1h', got {value!r}"
-        ) from None
+    """A fixed, positive pandas step; a deprecated alias ('15T', '1H') is written in today's
+    spelling ('15min', '1h'), so that no FutureWarning is printed at every later use."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", FutureWarning)
+        try:
+            offset = pd.tseries.frequencies.to_offset(value)
+            step = pd.Timedelta(offset)
+        except (ValueError, TypeError):
+            raise ValueError(
+                f"expected a fixed time step such as '1s', '1min', '15min' or '1h', got {value!r}"
+            ) from None
     if step <= pd.Timedelta(0):
         raise ValueError(f"expected a positive time step, got {value!r}")
+    if any(issubclass(w.category, FutureWarning) for w in caught):
+        return f"{offset.n}{offset.freqstr.lstrip('0123456789')}"
+    return value
+
+
+#: the steps the facility model runs at [s] (aiload.facility.model.MIN_FREQ_S, MAX_FREQ_S)
+FACILITY_FREQ_RANGE_S = (0.1, 3600.0)
+
+
+def _check_facility_freq(value: str) -> str:
+    """The steps ``aiload.facility`` runs at: 100 ms .. 1 h, dividing a minute or whole minutes."""
+    step_s = pd.Timedelta(pd.tseries.frequencies.to_offset(value)).total_seconds()
+    if not FACILITY_FREQ_RANGE_S[0] <= step_s <= FACILITY_FREQ_RANGE_S[1]:
+        raise ValueError(
+            f"the facility model runs at steps of 100ms to 1h, got {value!r} ({step_s:g} s); "
+            "set freq = '1h' or finer (for coarser grid or sizing steps set grid.freq or "
+            "microgrid.freq, to which the facility series is averaged)"
+        )
+    ms = round(step_s * 1000)
+    if (ms < 60_000 and 60_000 % ms) or (ms > 60_000 and ms % 60_000):
+        raise ValueError(
+            f"{value!r} neither divides one minute nor is a whole number of minutes; expected "
+            "e.g. '100ms', '1s', '15s', '30s', '1min', '15min' or '1h'"
+        )
     return value
 
 
@@ -89,6 +119,12 @@ def _check_aware(value: dt.datetime, name: str) -> dt.datetime:
             "or 2024-01-01T00:00:00-05:00"
         )
     return value
+
+
+def _offset_datetime(value: dt.datetime | pd.Timestamp) -> str:
+    """A date-time as a TOML offset date-time, ``Z`` for UTC."""
+    text = pd.Timestamp(value).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 #: the keys of [facility] that make up a full specification (instead of a preset)
@@ -152,7 +188,7 @@ class FacilitySection(_Section):
     @field_validator("freq")
     @classmethod
     def _freq(cls, value: str) -> str:
-        return _check_freq(value)
+        return _check_facility_freq(_check_freq(value))
 
     @field_validator("start", "end", mode="before")
     @classmethod
@@ -217,8 +253,20 @@ class FacilitySection(_Section):
                 f"end ({self.end.isoformat()}) must be after start ({self.start.isoformat()})"
             )
         step = pd.Timedelta(pd.tseries.frequencies.to_offset(self.freq))
-        if pd.Timestamp(self.end) - pd.Timestamp(self.start) < step:
+        horizon = pd.Timestamp(self.end) - pd.Timestamp(self.start)
+        if horizon < step:
             raise ValueError(f"the horizon {self.start} .. {self.end} is shorter than one step {self.freq}")
+        if horizon % step:
+            start = pd.Timestamp(self.start)
+            ends = [_offset_datetime(start + horizon // step * step),
+                    _offset_datetime(start + (horizon // step + 1) * step)]
+            raise ValueError(
+                f"the horizon start = {_offset_datetime(start)} .. end = "
+                f"{_offset_datetime(self.end)} ({horizon.total_seconds() / 3600:g} h) is not a "
+                "whole number of "
+                f"freq = {self.freq!r} steps; set end = {ends[0]} or {ends[1]}, or a freq that "
+                "divides the horizon"
+            )
         return self
 
 

@@ -121,3 +121,116 @@ def test_bad_outage_window_fails_at_load(tmp_path, microgrid_pkg, outages, probl
             "outages = [[2025-07-15T16:00:00Z, 2025-07-16T00:00:00Z]]") in message
     good = [["2025-01-01T16:00:00Z", "2025-01-01T18:00:00Z"]]
     assert load_scenario(path, overrides={"microgrid.options.outages": good})
+
+
+def _scenario(tmp_path: Path) -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO)
+    return path
+
+
+def test_facility_steps_of_the_schema_are_the_facility_models():
+    from aiload.facility.model import MAX_FREQ_S, MIN_FREQ_S
+    from scenarios.schema import FACILITY_FREQ_RANGE_S
+
+    assert FACILITY_FREQ_RANGE_S == (MIN_FREQ_S, MAX_FREQ_S)
+
+
+@pytest.mark.parametrize("freq, message", [
+    ("2h", "field 'facility.freq' = '2h': the facility model runs at steps of 100ms to 1h, got "
+     "'2h' (7200 s); set freq = '1h' or finer (for coarser grid or sizing steps set grid.freq"),
+    ("7s", "field 'facility.freq' = '7s': '7s' neither divides one minute nor is a whole number "
+     "of minutes; expected e.g. '100ms', '1s', '15s', '30s', '1min', '15min' or '1h'."),
+])
+def test_facility_freq_the_model_cannot_run_fails_at_load(tmp_path, freq, message):
+    # was refused by aiload.facility at run time, after a sweep had written its other cases
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(_scenario(tmp_path), overrides={"facility.freq": freq})
+    assert f"  --set facility.freq={freq}: {message}" in str(info.value)
+
+
+def test_horizon_off_the_freq_grid_names_both_nearest_ends(tmp_path):
+    # 6 h is not a whole number of 7-min steps: 51 steps end at 05:57, 52 at 06:04
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(_scenario(tmp_path), overrides={"facility.freq": "7min"})
+    assert "line" not in str(info.value).splitlines()[1]  # the freq came from --set, not a line
+    assert ("  --set facility.freq=7min: in table [facility]: the horizon start = "
+            "2025-01-01T00:00:00Z .. end = 2025-01-01T06:00:00Z (6 h) is not a whole number of "
+            "freq = '7min' steps; set end = 2025-01-01T05:57:00Z or 2025-01-01T06:04:00Z, or a "
+            "freq that divides the horizon.") in str(info.value)
+
+
+def test_a_check_across_a_table_names_every_set_inside_it(tmp_path):
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(_scenario(tmp_path), overrides={"facility.end": "2025-01-01T06:07:00Z",
+                                                      "facility.freq": "15min"})
+    assert ("  --set facility.end=2025-01-01T06:07:00Z, --set facility.freq=15min: in table "
+            "[facility]: the horizon") in str(info.value)
+    assert "set end = 2025-01-01T06:00:00Z or 2025-01-01T06:15:00Z" in str(info.value)
+
+
+def test_a_whole_table_set_is_named_not_a_key_set_inside_it(tmp_path):
+    # `--set facility=3` was reported as coming from `--set facility.end=...`
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(_scenario(tmp_path), overrides={"facility.end": "2025-01-02T00:00:00Z",
+                                                      "facility": 3})
+    assert ("  --set facility=3: field 'facility' = 3: Input should be a table; write a table: "
+            "--set facility.KEY=VALUE, or --set 'facility={ key = value }'. facility: the "
+            "facility model run") in str(info.value)
+
+
+def test_deprecated_freq_alias_runs_in_todays_spelling(tmp_path):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FutureWarning)  # pandas warns at every use of 'T'
+        scenario = load_scenario(_scenario(tmp_path), overrides={"facility.freq": "15T"})
+    assert scenario.facility.freq == "15min"
+    assert load_scenario(_scenario(tmp_path), overrides={"facility.freq": "1H"}).facility.freq \
+        == "1h"
+
+
+@pytest.mark.parametrize("text, message", [
+    ('[sweep]\nvalues = [0.2, 0.4]\n',
+     "line 10: field 'sweep.values' = [0.2, 0.4]: Input should be a table; write a table: a "
+     "[section] header with key = value lines, or { key = value, ... } on one line. "
+     "sweep.values: dotted field -> list of values"),
+    ('[grid]\nnetwork = "cigre_mv"\nbus = 5\nstudies = "timeseries"\n',
+     "line 12: field 'grid.studies' = 'timeseries': Input should be a valid list; write an "
+     "array in brackets, e.g. [0.2, 0.4] or [\"timeseries\"]. grid.studies: which studies to "
+     "run"),
+    ('[outputs]\ndpi = "high"\n',
+     "line 10: field 'outputs.dpi' = 'high': Input should be a valid integer, unable to parse "
+     "string as an integer; write a whole number without quotes, e.g. 3. outputs.dpi: "
+     "resolution of the report's figures [dpi]."),
+])
+def test_wrong_type_says_how_the_value_is_written_and_what_it_means(tmp_path, text, message):
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO + text)
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert message in str(info.value)
+
+
+def test_wrong_type_from_set_is_spelled_for_the_command_line(tmp_path):
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(_scenario(tmp_path), overrides={"facility.utilization": "abc"})
+    assert ("  --set facility.utilization=abc: field 'facility.utilization' = 'abc': Input should "
+            "be a valid number, unable to parse string as a number; write a number without "
+            "quotes, e.g. 0.5. facility.utilization: target utilisation of the preset's fleet, "
+            "(0, 1] [-]") in str(info.value)
+
+
+def test_naive_time_is_shown_as_written_and_missing_keys_say_what_they_are(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO.replace("start = 2025-01-01T00:00:00Z", "start = 2025-01-01T00:00:00"))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    # was datetime.datetime(2025, 1, 1, 0, 0)
+    assert "line 6: field 'facility.start' = 2025-01-01T00:00:00: start has no time zone" in str(
+        info.value)
+    path.write_text("")
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert ("field 'name' is required but missing; add it to the file. name: short name of the "
+            "scenario.") in str(info.value)
