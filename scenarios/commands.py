@@ -20,8 +20,19 @@ def _sets(items: list[str] | None) -> dict[str, list]:
     out: dict[str, list] = {}
     for item in items or []:
         key, values = parse_set(item)
+        if key in out:
+            # the later one replaced the earlier without a word
+            raise ScenarioError(
+                f"--set {key} is given twice ({_values(out[key])} and {_values(values)}); give "
+                f"it once: --set {key}=VALUE, or for `aiload sweep` all values after one = "
+                f"(--set {key}=V1,V2,...)."
+            )
         out[key] = values
     return out
+
+
+def _values(values: list) -> str:
+    return ",".join(v.isoformat() if hasattr(v, "isoformat") else str(v) for v in values)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

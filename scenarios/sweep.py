@@ -359,6 +359,23 @@ def combine(out_dir: str | Path, cases: Sequence[Case], replicates: int,
     return band_frame, comparison[["case_id", *keys, *swept, *bands_cols]]
 
 
+def _check_counts(replicates: int | None, workers: int) -> None:
+    """``replicates`` >= 1 (or None: the file's) and ``workers`` >= 0, before anything is written
+    (a negative ``workers`` ran serially without a word)."""
+    if replicates is not None and (isinstance(replicates, bool) or int(replicates) != replicates
+                                   or replicates < 1):
+        raise InputError(
+            f"replicates = {replicates!r} (--replicates): expected a whole number >= 1 of "
+            "replicates per case, e.g. --replicates 20; leave it out to use the file's [sweep] "
+            "replicates."
+        )
+    if isinstance(workers, bool) or int(workers) != workers or workers < 0:
+        raise InputError(
+            f"workers = {workers!r} (--workers): expected 0 (the cases one after another in this "
+            "process) or a number of worker processes >= 1, e.g. --workers 4."
+        )
+
+
 def run_sweep(source: str | Path, out_dir: str | Path, *,
               sets: Mapping[str, Sequence[Any]] | None = None,
               overrides: Mapping[str, Any] | None = None, replicates: int | None = None,
@@ -398,6 +415,7 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
         Create a missing parent folder (the command line's default ``aiload-out/NAME-sweep``).
     """
     _check_start_method(start_method)  # before anything is written
+    _check_counts(replicates, workers)
     # absolute: workers may run in another directory
     output = OutputDir(out_dir, kind="sweep", overwrite=overwrite, create_parents=create_parents,
                        protect=[resolve_source(source)],
@@ -405,8 +423,6 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     out_dir = output.path
     base, cases = plan_cases(source, sets, overrides)
     replicates = base.sweep.replicates if replicates is None else int(replicates)
-    if replicates < 1:
-        raise InputError(f"replicates must be >= 1, got {replicates}")
     plan = jsonable({
         "scenario": base.name, "source": str(resolve_source(source)), "replicates": replicates,
         "cases": [{"case_id": c.case_id, "overrides": c.overrides,

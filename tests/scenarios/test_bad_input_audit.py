@@ -234,3 +234,35 @@ def test_naive_time_is_shown_as_written_and_missing_keys_say_what_they_are(tmp_p
         load_scenario(path)
     assert ("field 'name' is required but missing; add it to the file. name: short name of the "
             "scenario.") in str(info.value)
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--replicates", "0"], "replicates = 0 (--replicates): expected a whole number >= 1 of "
+     "replicates per case, e.g. --replicates 20; leave it out to use the file's [sweep] "
+     "replicates."),
+    (["--workers", "-1"], "workers = -1 (--workers): expected 0 (the cases one after another in "
+     "this process) or a number of worker processes >= 1, e.g. --workers 4."),
+    (["--set", "facility.utilization=0.2", "--set", "facility.utilization=0.4"],
+     "--set facility.utilization is given twice (0.2 and 0.4); give it once: --set "
+     "facility.utilization=VALUE, or for `aiload sweep` all values after one = (--set "
+     "facility.utilization=V1,V2,...)."),
+    # one value of the list the facility model cannot run: the first cases were computed and
+    # written before the run of this one refused it
+    (["--set", "facility.freq=15min,7s"], "--set facility.freq=7s: field 'facility.freq' = '7s': "
+     "'7s' neither divides one minute"),
+])
+def test_bad_sweep_arguments_are_refused_before_anything_is_written(tmp_path, capsys,
+                                                                     monkeypatch, args, message):
+    def must_not_run(*a, **k):
+        raise AssertionError("a sweep task ran with refused arguments")
+
+    monkeypatch.setattr("scenarios.sweep.run_task", must_not_run)
+    err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--workers", "0", *args],
+                   command="sweep")
+    assert message in err
+
+
+def test_a_repeated_set_of_run_is_refused(tmp_path, capsys):
+    err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--set", "facility.seed=1",
+                                      "--set", "facility.seed=2"])
+    assert "--set facility.seed is given twice (1 and 2); give it once" in err
