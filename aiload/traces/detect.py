@@ -30,7 +30,7 @@ def _first_line(path: Path) -> str:
             f"{path}: the file is empty; expected a power trace in one of the formats "
             f"{list(FORMATS)}."
         )
-    text = head.decode("utf-8", errors="replace")
+    text = head.decode("utf-8-sig", errors="replace")  # a BOM (Excel, Windows) is not text
     return next((ln for ln in text.splitlines() if ln.strip()), "")
 
 

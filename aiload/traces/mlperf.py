@@ -87,7 +87,7 @@ def read_mllog(path: str | os.PathLike) -> Trace:
     times: list[int] = []
     watts: list[float] = []
     lines: list[int] = []
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8-sig") as fh:
         for lineno, line in enumerate(fh, start=1):
             if not line.startswith(":::MLLOG"):
                 if line.strip():

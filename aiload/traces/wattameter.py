@@ -68,7 +68,7 @@ def rapl_power_w(
 def _header(path: Path) -> tuple[list[str], int, str | None]:
     """Column names, number of comment lines and the run id."""
     comments: list[str] = []
-    with path.open(encoding="utf-8") as fh:
+    with path.open(encoding="utf-8-sig") as fh:
         for line in fh:
             if not line.startswith("#"):
                 break

@@ -253,3 +253,22 @@ def test_a_format_typo_suggests_the_nearest(tmp_path):
     with pytest.raises(InputError, match=r"format='nvidia_smi' is not one of .*leave it out to "
                                          r"detect the format\. Did you mean 'nvidia-smi'\?"):
         read_trace(path, format="nvidia_smi")
+
+
+def test_a_byte_order_mark_does_not_hide_the_format(tmp_path):
+    # Excel and Windows tools start a UTF-8 CSV with a BOM; before, a PowerTrace CSV with one
+    # was 'cannot tell the format from its first line'
+    path = tmp_path / "pt.csv"
+    path.write_text("\ufeff" + PT_HEADER
+                    + "".join(f"r1,2024-05-01T12:00:0{i},{i},0,{300 + i}\n" for i in range(5)),
+                    encoding="utf-8")
+    trace = read_trace(path)
+    assert trace.meta.format == "powertrace"
+    assert trace.power_w["gpu0"].tolist() == [300.0, 301.0, 302.0, 303.0, 304.0]
+    log = tmp_path / "nvml_wattameter_n1.log"
+    log.write_text(
+        "\ufeff# 2025-10-07_09:38:40.617145 - Power data for run 1\n"
+        "# timestamp                  reading-time[ns] gpu-0[mW]\n"
+        + "".join(f"  2025-10-07_09:38:4{i}.000000 100 {75000 + i}\n" for i in range(3)),
+        encoding="utf-8")
+    assert read_trace(log).power_w["gpu0"].tolist() == [75.0, 75.001, 75.002]
