@@ -196,7 +196,19 @@ def as_power(
             "average duplicates (series.groupby(level=0).mean().sort_index())."
         )
     t_s = (ns - ns[0]) / 1e9
-    regular = getattr(index, "freq", None) is not None or bool(np.all(diffs == diffs[0]))
+    regular = bool(np.all(diffs == diffs[0]))
+    freq = getattr(index, "freq", None)
+    if freq is not None and not regular and kind != "samples":
+        # a daily freq across a DST change labels 23 h or 25 h days as 24 h, a calendar freq
+        # (months) has no length: taking the freq's word would misstate the energy
+        i = int(np.flatnonzero(diffs != diffs[0])[0])
+        raise InputError(
+            f"{what}: the index's freq {freq.freqstr!r} claims one fixed step, but labels "
+            f"{index[i]} -> {index[i + 1]} are {diffs[i] / 3.6e12:g} h apart and "
+            f"{index[0]} -> {index[1]} {diffs[0] / 3.6e12:g} h (a daylight-saving change or "
+            "calendar steps). Give the series on a fixed step in real time (e.g. hourly), or "
+            "pass kind='samples' for point readings."
+        )
     if kind == "auto":
         kind = "intervals" if regular else "samples"
     if kind == "intervals":
@@ -206,8 +218,7 @@ def as_power(
                 f"({diffs.min() / 1e9:g} s to {diffs.max() / 1e9:g} s). Use kind='samples' for "
                 "point readings, or resample to interval means first (aiload.resample)."
             )
-        freq = getattr(index, "freq", None)
-        step_s = pd.Timedelta(freq).total_seconds() if freq is not None else diffs[0] / 1e9
+        step_s = diffs[0] / 1e9
     elif kind == "samples":
         step_s = float(np.median(diffs)) / 1e9
     else:

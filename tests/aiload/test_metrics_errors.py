@@ -105,3 +105,17 @@ def test_limits_validation():
     limits = Limits(p_max_mw=1.0)
     with pytest.raises(AttributeError):
         limits.p_max_mw = 2.0  # frozen
+
+
+def test_a_daily_freq_across_dst_is_refused_not_taken_as_24_h():
+    # before: duration 119 h but energy 3600 kWh (every day 24 h), mean 30.25 kW, inconsistent
+    days = pd.date_range("2025-03-07", periods=5, freq="D", tz="America/Chicago")
+    d = pd.Series([10.0, 20.0, 30.0, 40.0, 50.0], index=days, name="x_kw")
+    with pytest.raises(InputError, match=r"freq 'D' claims one fixed step, but labels "
+                                         r"2025-03-09 00:00:00-06:00 -> 2025-03-10 00:00:00-05:00 "
+                                         r"are 23 h apart"):
+        summary(d)
+    # as point samples the labels' real spacing is used: trapezoid by hand over 119 h
+    got = summary(d, kind="samples")
+    energy = got.loc[got["metric"] == "energy_kwh", "value"].iloc[0]
+    assert energy == pytest.approx(15 * 24 + 25 * 24 + 35 * 23 + 45 * 24, rel=1e-12)
