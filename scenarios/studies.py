@@ -226,11 +226,20 @@ class GridPlan:
 def prepare_grid(section: GridSection) -> GridPlan:
     """Load the network and build the limits; raise when the bus does not exist."""
     grid = _import("grid", "grid")
-    net = grid.networks.load(section.network)
+    try:
+        net = grid.networks.load(section.network)
+    except InputError as exc:
+        raise InputError(f"grid.network = {section.network!r}: {exc}") from None
     if section.bus not in net.bus.index:
+        index = sorted(int(i) for i in net.bus.index)
+        if index == list(range(index[0], index[-1] + 1)):
+            buses = f"numbered {index[0]} to {index[-1]}"
+        else:
+            buses = f"{', '.join(map(str, index[:30]))}{', ...' if len(index) > 30 else ''}"
         raise InputError(
-            f"grid.bus = {section.bus}: network {section.network!r} has no such bus; its buses are "
-            f"{list(net.bus.index)[:30]}{' ...' if len(net.bus) > 30 else ''}."
+            f"grid.bus = {section.bus}: network {section.network!r} has no such bus; its "
+            f"{len(index)} buses are {buses} (pandapower indices, not MATPOWER bus numbers: "
+            "case118's bus 16 is index 15). Set grid.bus to one of them."
         )
     limits = grid.Limits(
         vm_min_pu=section.limits.vm_min_pu,
@@ -349,9 +358,42 @@ class MicrogridPlan:
     extra_generators: tuple = ()
 
 
-def _build(cls, kwargs: dict[str, Any], where: str):
+def _check_keys(cls, kwargs: dict[str, Any], where: str) -> list:
+    """The init fields of the dataclass ``cls``; an unknown key of ``kwargs`` named with the
+    nearest field and the table's keys (was Python's 'unexpected keyword argument')."""
+    import dataclasses
+    import difflib
+
+    fields = [f for f in dataclasses.fields(cls) if f.init]
+    names = [f.name for f in fields]
+    for key in kwargs:
+        if key not in names:
+            near = difflib.get_close_matches(key, names, n=1, cutoff=0.5)
+            raise InputError(
+                f"{where}: unknown key {key!r} (microgrid.{cls.__name__} has no such field)."
+                + (f" Did you mean {near[0]!r}?" if near else "")
+                + f" Allowed in [{where}]: {', '.join(names)}."
+            )
+    return fields
+
+
+def _build(cls, kwargs: dict[str, Any], where: str, *, make: Callable | None = None,
+           missing_hint: str = ""):
+    """``cls(**kwargs)`` (or ``make(**kwargs)``, which fills the rest) of a [microgrid] table;
+    unknown and missing keys named with the table's keys."""
+    import dataclasses
+
+    fields = _check_keys(cls, kwargs, where)
+    required = [f.name for f in fields if f.default is dataclasses.MISSING
+                and f.default_factory is dataclasses.MISSING]
+    missing = [k for k in required if k not in kwargs]
+    if missing and make is None:
+        raise InputError(
+            f"[{where}] lacks {', '.join(missing)}, which microgrid.{cls.__name__} needs; add "
+            f"{'them' if len(missing) > 1 else 'it'} to [{where}]{missing_hint}."
+        )
     try:
-        return cls(**kwargs)
+        return (make or cls)(**kwargs)
     except TypeError as exc:
         raise InputError(f"{where}: {exc}; see the {cls.__name__} reference for its keys") from None
     except InputError as exc:
@@ -361,7 +403,15 @@ def _build(cls, kwargs: dict[str, Any], where: str):
 def _microgrid_costs(mg, section: MicrogridSection):
     """Costs of the section: a named cost set with single prices overridden, or the table."""
     if section.cost_set is None:
-        return _build(mg.Costs, section.costs, "microgrid.costs")
+        return _build(mg.Costs, section.costs, "microgrid.costs", missing_hint=(
+            f", or set cost_set = {mg.cost_set_names()[0]!r} in [microgrid] for a bundled, "
+            "cited cost set (the table then overrides single prices)"))
+    if section.cost_set not in mg.cost_set_names():
+        try:
+            mg.cost_set(section.cost_set)
+        except InputError as exc:
+            raise InputError(f"microgrid.cost_set = {section.cost_set!r}: {exc}") from None
+    _check_keys(mg.Costs, section.costs, "microgrid.costs")
     priced = {"generator_usd_per_kw_year", "fuel_usd_per_kwh"} <= set(section.costs)
     if (section.generator_technology is None and not priced
             and section.generator.get("max_power_kw") != 0):
@@ -377,12 +427,19 @@ def _microgrid_costs(mg, section: MicrogridSection):
                         discount_rate=section.discount_rate,
                         generator=section.generator_technology, **section.costs)
     except InputError as exc:
-        raise InputError(f"microgrid.cost_set: {exc}") from None
+        raise InputError(f"microgrid.cost_set = {section.cost_set!r}, cost_year = "
+                         f"{section.cost_year!r} with [microgrid.costs]: {exc}") from None
 
 
 def prepare_microgrid(section: MicrogridSection, site: SiteSection) -> MicrogridPlan:
     """Build costs, battery, generator and read the weather year, before any computation."""
     mg = _import("microgrid", "microgrid")
+    if section.generator_technology is not None:
+        try:
+            mg.technology(section.generator_technology)
+        except InputError as exc:
+            raise InputError(f"microgrid.generator_technology = "
+                             f"{section.generator_technology!r}: {exc}") from None
     weather = None
     if site.weather is not None and section.pv is not None:
         weather = read_tmy3_weather(site.weather)
@@ -395,8 +452,8 @@ def prepare_microgrid(section: MicrogridSection, site: SiteSection) -> Microgrid
         generator=(
             _build(mg.Generator, section.generator, "microgrid.generator")
             if section.generator_technology is None
-            else _build(mg.technology(section.generator_technology).generator,
-                        section.generator, "microgrid.generator")
+            else _build(mg.Generator, section.generator, "microgrid.generator",
+                        make=mg.technology(section.generator_technology).generator)
         ),
         module=mg,
         carbon=_microgrid_carbon(mg, section),
