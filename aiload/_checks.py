@@ -322,7 +322,10 @@ def check_run_arguments(what: str, *, seed: Any, start: Any, end: Any, freq: Any
         try:
             pd.Timedelta(end)
         except (TypeError, ValueError):
+            calendar = ("; months and years have no fixed length, so give days (e.g. '30D', "
+                        "'365D') or an end timestamp" if end.strip()[-1:] in ("M", "Y", "y")
+                        or "month" in end or "year" in end else "")
             raise InputError(
-                f"{what}(end=): cannot read {end!r} as a duration or a timestamp; give e.g. "
-                "'7D', '12h' or '2025-01-13 00:00+00:00'."
+                f"{what}(end=): cannot read {end!r} as a duration or a timestamp{calendar}; give "
+                "e.g. '7D', '12h' or '2025-01-13 00:00+00:00'."
             ) from None

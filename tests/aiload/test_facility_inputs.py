@@ -230,3 +230,10 @@ def test_latency_sized_service_refuses_a_full_utilisation():
                                          r"sizing='latency'.*Give a share below 1"):
         InferenceSpec(nodes=4, utilization=1.0)
     InferenceSpec(nodes=4, utilization=1.0, sizing="autoscaler")  # mean demand = capacity
+
+
+@pytest.mark.parametrize("end", ["1M", "1Y", "2 months"])
+def test_a_calendar_duration_for_end_says_to_give_days(end):
+    with pytest.raises(InputError, match=r"facility\(end=\): cannot read .* months and years "
+                                         r"have no fixed length, so give days \(e.g. '30D'"):
+        facility(_spec(), start=START, end=end, progress=False)
