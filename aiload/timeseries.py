@@ -56,14 +56,15 @@ def step_seconds(index: pd.Index, what: str = "series") -> float:
     if len(index) < 2:
         freq = getattr(index, "freq", None)
         if freq is not None:
-            return pd.Timedelta(freq).total_seconds()
+            return _freq_seconds(freq, what)
         raise InputError(
             f"{what}: cannot tell the step of an index with {len(index)} label(s) and no freq; "
             "give at least two labels or set index.freq."
         )
     freq = getattr(index, "freq", None)
-    if freq is not None:
-        return pd.Timedelta(freq).total_seconds()
+    # a reversed index keeps a negative freq: leave it to the label check below
+    if freq is not None and _freq_seconds(freq, what) > 0:
+        return _freq_seconds(freq, what)
     diffs = np.diff(index.asi8)
     if not np.all(diffs == diffs[0]) or diffs[0] <= 0:
         bad = int(np.flatnonzero(diffs != diffs[0])[0]) + 1 if diffs[0] > 0 else 1
@@ -73,6 +74,19 @@ def step_seconds(index: pd.Index, what: str = "series") -> float:
             "aiload.resample(series, freq=...) to get interval means on a fixed grid."
         )
     return diffs[0] / 1e9
+
+
+def _freq_seconds(freq, what: str) -> float:
+    """Seconds of a fixed ``freq``; a calendar one (months, years) is refused by name."""
+    try:
+        return pd.Timedelta(freq).total_seconds()
+    except ValueError:
+        raise InputError(
+            f"{what}: the index's freq {getattr(freq, 'freqstr', freq)!r} has no fixed length "
+            "(calendar steps such as months differ in length), so its values cannot be interval "
+            "means of one step; resample to a fixed step first, e.g. "
+            "aiload.resample(series, freq='1h')."
+        ) from None
 
 
 def require_fixed_step(series: pd.Series | pd.DataFrame, what: str = "series") -> float:
