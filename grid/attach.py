@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import difflib
 import math
+from numbers import Real
 
 import numpy as np
 import pandapower as pp
@@ -20,7 +21,7 @@ from aiload.errors import InputError
 from aiload.timeseries import validate_power_series
 from grid.topology import check_supplied
 
-__all__ = ["facility_mw", "check_bus", "check_power_factor", "q_mvar", "attach"]
+__all__ = ["facility_mw", "check_bus", "check_power_factor", "q_mvar", "attach", "is_number"]
 
 FACILITY_LOAD_NAME = "aiload facility"
 
@@ -54,9 +55,10 @@ def facility_mw(load: object, what: str = "load_mw") -> pd.Series:
     elif isinstance(load, pd.Series):
         series = load
         name = str(load.name or "")
-        if name.endswith("_kw"):
+        # the unit suffix in any case: 'load_KW' is kW, not MW
+        if name.lower().endswith("_kw"):
             scale = 1e-3
-        elif name.endswith("_w") or name.endswith("_gw"):
+        elif name.lower().endswith("_w") or name.lower().endswith("_gw"):
             raise InputError(
                 f"{what}: the series is named {name!r}; grid studies take MW (or kW in a "
                 "series named '*_kw'). Convert it, e.g. series / 1e6 for W -> MW."
@@ -96,9 +98,14 @@ def check_bus(net: pp.pandapowerNet, bus: int) -> int:
     return int(bus)
 
 
+def is_number(value: object) -> bool:
+    """True for a real number (numpy's included); False for a bool, a string, a Series."""
+    return isinstance(value, Real) and not isinstance(value, (bool, np.bool_))
+
+
 def check_power_factor(power_factor: float) -> float:
     """Check a lagging power factor lies in (0, 1]; return it as ``float`` [-]."""
-    if not isinstance(power_factor, (int, float)) or not math.isfinite(power_factor) or not (
+    if not is_number(power_factor) or not math.isfinite(power_factor) or not (
         0.0 < power_factor <= 1.0
     ):
         raise InputError(

@@ -16,6 +16,7 @@ start of the next (the loop's response time is one control period, plus the leve
 
 from __future__ import annotations
 
+import datetime
 import logging
 import math
 import time as _time
@@ -124,15 +125,39 @@ def _period_s(value) -> float | None:
 
 def _horizon(start, end, freq) -> pd.DatetimeIndex:
     """The facility's output index (the same rule as ``aiload.facility``)."""
-    start_ts = pd.Timestamp(start)
-    if start_ts.tz is None:
-        raise InputError(f"start: expected a tz-aware timestamp, got {start!r}.")
     try:
-        end_ts = pd.Timestamp(end)
-        if end_ts.tz is None:
-            raise InputError(f"end: expected a tz-aware timestamp or a duration, got {end!r}.")
-    except ValueError:
-        end_ts = start_ts + pd.Timedelta(end)
+        start_ts = pd.Timestamp(start)
+    except (ValueError, TypeError):
+        start_ts = None
+    if start_ts is None or start_ts is pd.NaT or start_ts.tz is None:
+        raise InputError(f"start: expected a tz-aware timestamp, got {start!r}; e.g. "
+                         "pd.Timestamp('2025-01-01', tz='UTC').")
+    try:  # a bare number would be nanoseconds to pandas: refused, as aiload.facility does
+        step = None if isinstance(freq, (int, float, np.number)) else pd.Timedelta(freq)
+    except (ValueError, TypeError):
+        step = None
+    if step is None or step is pd.NaT or not step > pd.Timedelta(0):
+        raise InputError(f"freq: expected an interval such as '5min' or '1h' (a fixed, "
+                         f"positive duration), got {freq!r}.")
+    end_ts = None
+    # a duration as aiload.facility reads one: a timedelta, or text without '-' or ':'
+    # ('-1D' is a negative duration, refused below as an empty run)
+    if isinstance(end, (datetime.timedelta, np.timedelta64)) or (
+            isinstance(end, str) and (not any(c in end for c in "-:")
+                                      or end.strip().startswith("-"))):
+        try:
+            end_ts = start_ts + pd.Timedelta(end)
+        except (ValueError, TypeError):
+            end_ts = None
+    if end_ts is None:
+        try:
+            end_ts = pd.Timestamp(end)
+        except (ValueError, TypeError):
+            end_ts = None
+        if end_ts is None or end_ts is pd.NaT or end_ts.tz is None:
+            raise InputError(f"end: expected a tz-aware timestamp or a duration such as '1D', "
+                             f"got {end!r}.")
+        end_ts = end_ts.tz_convert(start_ts.tz)  # the same instant in start's zone
     try:
         index = pd.date_range(start_ts, end_ts, freq=freq, inclusive="left")
     except (ValueError, TypeError):
@@ -332,6 +357,8 @@ def cosimulate(
     limits = limits if limits is not None else Limits()
     if not isinstance(limits, Limits):
         raise InputError(f"limits: expected a grid.Limits, got {type(limits).__name__}.")
+    if not isinstance(open_loop, (bool, np.bool_)):
+        raise InputError(f"open_loop: expected True or False, got {open_loop!r}.")
     period_s = _period_s(control_period)
     index = _horizon(start, end, freq)
     scale = _background_scale(background, index)

@@ -15,6 +15,7 @@ bisection step.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,8 +23,9 @@ import pandapower as pp
 import pandas as pd
 
 from aiload.errors import InputError
+from aiload.timeseries import step_seconds
 from grid import engines
-from grid.attach import attach, check_bus, check_power_factor, facility_mw, q_mvar
+from grid.attach import attach, check_bus, check_power_factor, facility_mw, is_number, q_mvar
 from grid.hosting import base_violation_text
 from grid.limits import Limits
 from grid.powerflow import _background_scale, solve
@@ -98,6 +100,8 @@ class FlexibleInterconnection:
 
     def scaled_load_mw(self, size_mw: float) -> pd.Series:
         """The facility series scaled so that its peak is ``size_mw`` [MW]."""
+        if not (is_number(size_mw) and math.isfinite(size_mw) and size_mw > 0):
+            raise InputError(f"size_mw: expected a facility peak > 0 [MW], got {size_mw!r}.")
         return (self.load_mw / float(self.load_mw.max()) * float(size_mw)).rename("facility_mw")
 
     def curtailed_load_mw(self, size_mw: float) -> pd.Series:
@@ -116,9 +120,13 @@ class FlexibleInterconnection:
         The share grows with size (a larger copy of the same shape exceeds the same headroom
         by more), so a bisection on the size finds it; no power flow is run.
         """
-        if not (isinstance(share_percent, (int, float)) and 0 <= share_percent < 100):
+        if not (is_number(share_percent) and 0 <= share_percent < 100):
             raise InputError(f"share_percent: expected a number in [0, 100) %, got "
                              f"{share_percent!r}.")
+        # tolerance 0 (or NaN) would bisect forever
+        if not (is_number(tolerance_mw) and math.isfinite(tolerance_mw) and tolerance_mw > 0):
+            raise InputError(f"tolerance_mw: expected a finite number > 0 [MW] (the width of "
+                             f"the final bracket, e.g. 0.01), got {tolerance_mw!r}.")
         lo, hi = self.firm_mw, 2.0 * self.firm_mw + 1.0
         while self.curtailed_share_percent(hi) <= share_percent:
             lo, hi = hi, 2.0 * hi
@@ -247,7 +255,8 @@ def summarize(load_mw: pd.Series, headroom_mw: np.ndarray, binding: np.ndarray,
     firm_mw : float
         Firm hosting capacity [MW] (for ``extra_mw``).
     """
-    step_h = pd.Timedelta(load_mw.index.freq).total_seconds() / 3600.0
+    # the checked step, not index.freq: a regular series without freq has freq None
+    step_h = step_seconds(load_mw.index, "load_mw") / 3600.0
     years = len(load_mw) * step_h / 8760.0
     shape = load_mw.to_numpy(dtype=np.float64) / float(load_mw.max())
     rows = []
@@ -335,7 +344,7 @@ def flexible_interconnection(
     limits = limits if limits is not None else Limits()
     if not isinstance(limits, Limits):
         raise InputError(f"limits: expected a grid.Limits, got {type(limits).__name__}.")
-    if not (isinstance(tolerance_mw, (int, float)) and 0 < tolerance_mw < 1e3):
+    if not (is_number(tolerance_mw) and 0 < tolerance_mw < 1e3):
         raise InputError(f"tolerance_mw: expected a number in (0, 1000) MW, got "
                          f"{tolerance_mw!r}.")
     peak = float(series.max())
@@ -350,10 +359,14 @@ def flexible_interconnection(
     if sizes_mw is None:
         sizes = firm * np.linspace(1.0, 2.0, 21)
     else:
-        sizes = np.asarray(sizes_mw, dtype=np.float64).ravel()
+        try:
+            sizes = np.asarray(sizes_mw, dtype=np.float64).ravel()
+        except (TypeError, ValueError):
+            raise InputError(f"sizes_mw: expected facility peaks [MW] as numbers, e.g. "
+                             f"[20.0, 30.0], got {sizes_mw!r}.") from None
         if sizes.size == 0 or not np.all(np.isfinite(sizes)) or (sizes <= 0).any():
             raise InputError(f"sizes_mw: expected positive finite sizes [MW], got "
-                             f"{list(sizes_mw)!r}.")
+                             f"{sizes_mw!r}.")
     table = summarize(series, head, bind, sizes, firm)
     return FlexibleInterconnection(
         table=table,

@@ -24,6 +24,7 @@ import numpy as np
 import pandapower as pp
 import pandas as pd
 
+from aiload._checks import check_number
 from aiload.errors import InputError
 from grid.flexible import FlexibleInterconnection
 from grid.powerflow import GridResult, timeseries
@@ -62,6 +63,17 @@ def cosine_background(index: pd.DatetimeIndex, *, mean: float = 0.80,
     if not isinstance(index, pd.DatetimeIndex) or index.tz is None:
         raise InputError(f"index: expected a tz-aware DatetimeIndex, got {type(index).__name__}"
                          f"{'' if not isinstance(index, pd.DatetimeIndex) else ' (naive)'}.")
+    if len(index) == 0:
+        raise InputError("index: the DatetimeIndex is empty; expected at least one step, e.g. "
+                         "pd.date_range('2025-01-01', periods=8760, freq='h', tz='UTC').")
+    for name, value in (("mean", mean), ("seasonal_amplitude", seasonal_amplitude),
+                        ("daily_amplitude", daily_amplitude)):
+        check_number(value, f"cosine_background: {name}", unit="-")
+    check_number(peak_hour_utc, "cosine_background: peak_hour_utc", ge=0.0, lt=24.0, unit="h")
+    if decimals is not None and (isinstance(decimals, bool) or not isinstance(
+            decimals, (int, np.integer)) or decimals < 0):
+        raise InputError(f"cosine_background: decimals: expected None or an int >= 0 (2 rounds "
+                         f"to 0.01), got {decimals!r}.")
     low = mean - abs(seasonal_amplitude) - abs(daily_amplitude)
     if not low >= 0:
         raise InputError(f"cosine_background: mean {mean} minus the amplitudes "

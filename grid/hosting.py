@@ -10,10 +10,11 @@ import pandapower as pp
 import pandas as pd
 
 from aiload.errors import InputError
+from aiload.timeseries import require_tz_aware
 from grid import engines
-from grid.attach import attach, check_bus, check_power_factor, q_mvar
+from grid.attach import attach, check_bus, check_power_factor, is_number, q_mvar
 from grid.limits import Limits
-from grid.powerflow import solve
+from grid.powerflow import background_values, solve
 
 __all__ = ["HostingCapacity", "hosting_capacity", "worst_violation", "base_violation_text"]
 
@@ -199,6 +200,13 @@ def hosting_capacity(
     bus = check_bus(net, bus)
     pf = check_power_factor(power_factor)
     limits = limits if limits is not None else Limits()
+    if not isinstance(limits, Limits):
+        raise InputError(f"limits: expected a grid.Limits (e.g. grid.Limits(vm_min_pu=0.94)) "
+                         f"or None, got {type(limits).__name__}.")
+    for name, value in (("tolerance_mw", tolerance_mw), ("p_max_mw", p_max_mw)):
+        if not is_number(value):
+            raise InputError(f"{name}: expected a number [MW], got {value!r} "
+                             f"({type(value).__name__}).")
     if not (np.isfinite(tolerance_mw) and np.isfinite(p_max_mw)
             and tolerance_mw > 0 and p_max_mw > tolerance_mw):
         raise InputError(f"need finite 0 < tolerance_mw < p_max_mw [MW], got tolerance_mw="
@@ -209,10 +217,13 @@ def hosting_capacity(
         times = None
     else:
         if not isinstance(background, pd.Series) or len(background) == 0:
-            raise InputError("background: expected a non-empty pandas Series of multipliers [-].")
-        scale = background.to_numpy(dtype=np.float64)
-        if not np.all(np.isfinite(scale)) or (scale < 0).any():
-            raise InputError("background: multipliers must be finite and non-negative.")
+            got = ("an empty Series" if isinstance(background, pd.Series)
+                   else type(background).__name__)
+            raise InputError(f"background: expected a non-empty pandas Series of multipliers "
+                             f"[-] on a tz-aware DatetimeIndex, got {got}.")
+        # the binding step is reported by its label: a time, never a position or naive time
+        require_tz_aware(background.index, "background")
+        scale = background_values(background)
         times = background.index
     work, load_index = attach(net, bus, power_factor=pf)
     model = engines.prepare(work, load_index, enforce_q_lims)

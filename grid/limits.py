@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Real
+
+import numpy as np
 
 from aiload.errors import InputError
 
@@ -37,7 +40,8 @@ class Limits:
     def __post_init__(self) -> None:
         for name in ("vm_min_pu", "vm_max_pu", "loading_max_percent"):
             value = getattr(self, name)
-            if not isinstance(value, (int, float)) or not math.isfinite(value) or value <= 0:
+            if (isinstance(value, (bool, np.bool_)) or not isinstance(value, Real)
+                    or not math.isfinite(value) or value <= 0):
                 raise InputError(
                     f"Limits.{name}: expected a positive finite number, got {value!r}."
                 )

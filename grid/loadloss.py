@@ -10,7 +10,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from grid import engines
-from grid.attach import attach, check_bus, check_power_factor, q_mvar
+from grid.attach import attach, check_bus, check_power_factor, is_number, q_mvar
 
 __all__ = ["LoadLoss", "load_loss", "RELIEF_PERCENT"]
 
@@ -98,8 +98,13 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
     """
     bus = check_bus(net, bus)
     pf = check_power_factor(power_factor)
-    if not (isinstance(p_mw, (int, float)) and np.isfinite(p_mw) and p_mw >= 0):
-        raise InputError(f"p_mw: expected a finite facility power >= 0 [MW], got {p_mw!r}.")
+    if not (is_number(p_mw) and np.isfinite(p_mw) and p_mw >= 0):
+        got = repr(p_mw) if isinstance(p_mw, (int, float, str, np.number)) else type(p_mw).__name__
+        raise InputError(f"p_mw: expected a finite facility power >= 0 [MW] (one number; for a "
+                         f"series, e.g. its peak: float(load_mw.max())), got {got}.")
+    if dp_mw is not None and not is_number(dp_mw):
+        raise InputError(f"dp_mw: expected a finite positive step [MW], got {dp_mw!r}; omit it "
+                         "for 1 % of p_mw.")
     dp = float(dp_mw) if dp_mw is not None else max(0.01 * p_mw, 0.01)
     if not (np.isfinite(dp) and dp > 0):
         raise InputError(f"dp_mw: expected a finite positive step [MW], got {dp_mw!r}; omit it for "

@@ -100,8 +100,11 @@ def contingency(
     pf = check_power_factor(power_factor)
     if outages not in _OUTAGES:
         raise InputError(f"outages: expected one of {list(_OUTAGES)}, got {outages!r}.")
-    if not (isinstance(n_peak, int) and n_peak > 0):
+    if not (isinstance(n_peak, (int, np.integer)) and not isinstance(n_peak, bool)
+            and n_peak > 0):
         raise InputError(f"n_peak: expected a positive int, got {n_peak!r}.")
+    if not isinstance(margins, (bool, np.bool_)):
+        raise InputError(f"margins: expected True or False, got {margins!r}.")
     if not (isinstance(min_margin_fraction, (int, float)) and 0 <= min_margin_fraction < 10):
         raise InputError(f"min_margin_fraction: expected a share in [0, 10), e.g. 0.05, got "
                          f"{min_margin_fraction!r}.")

@@ -136,9 +136,28 @@ def _background_scale(background: pd.Series | None, index: pd.DatetimeIndex) -> 
             f"series' ({len(index)} labels, from {index[0]}); align it first, e.g. "
             "background.reindex(load_mw.index)."
         )
+    return background_values(background)
+
+
+def background_values(background: pd.Series) -> np.ndarray:
+    """The multipliers [-] of a background Series as float64, each finite and >= 0.
+
+    The message names how many are bad, the first and its label.
+    """
+    if (not pd.api.types.is_numeric_dtype(background.dtype)
+            or pd.api.types.is_bool_dtype(background.dtype)):
+        raise InputError(
+            f"background: expected numeric multipliers [-] of the existing loads (e.g. 0.8), "
+            f"got dtype {background.dtype}; convert it, e.g. background.astype(float)."
+        )
     values = background.to_numpy(dtype=np.float64)
-    if not np.all(np.isfinite(values)) or (values < 0).any():
-        raise InputError("background: multipliers must be finite and non-negative.")
+    bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
+    if bad.size:
+        raise InputError(
+            f"background: multipliers must be finite and non-negative; got {bad.size} that "
+            f"are not, first {float(values[bad[0]])!r} at {background.index[bad[0]]}. Fill or "
+            "correct them first (aiload never fills silently)."
+        )
     return values
 
 
@@ -276,6 +295,9 @@ def timeseries(
     pf = check_power_factor(power_factor)
     if engine not in ENGINES:
         raise InputError(f"engine: expected one of {ENGINES}, got {engine!r}.")
+    if limits is not None and not isinstance(limits, Limits):
+        raise InputError(f"limits: expected a grid.Limits (e.g. grid.Limits(vm_min_pu=0.94)) "
+                         f"or None, got {type(limits).__name__}.")
     scale = _background_scale(background, series.index)
     work, load_index = attach(net, bus, power_factor=pf)
     model = engines.prepare(work, load_index, enforce_q_lims)

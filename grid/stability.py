@@ -19,7 +19,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from grid import engines
-from grid.attach import attach, check_bus, check_power_factor, q_mvar
+from grid.attach import attach, check_bus, check_power_factor, is_number, q_mvar
 
 __all__ = ["PVCurve", "pv_curve", "nose", "NOSE_MAX_ITERATION"]
 
@@ -177,6 +177,11 @@ def pv_curve(
     """
     bus = check_bus(net, bus)
     pf = check_power_factor(power_factor)
+    for name, value in (("tolerance_mw", tolerance_mw), ("p_max_mw", p_max_mw),
+                        ("step_mw", 1.0 if step_mw is None else step_mw)):
+        if not is_number(value):
+            raise InputError(f"{name}: expected a number [MW], got {value!r} "
+                             f"({type(value).__name__}).")
     if not (np.isfinite(tolerance_mw) and np.isfinite(p_max_mw)
             and tolerance_mw > 0 and p_max_mw > tolerance_mw):
         raise InputError(f"need finite 0 < tolerance_mw < p_max_mw [MW], got tolerance_mw="

@@ -26,7 +26,7 @@ import pandapower as pp
 import pandas as pd
 
 from aiload.errors import InputError
-from grid.attach import check_bus
+from grid.attach import check_bus, is_number
 from grid.topology import supplied_buses
 
 __all__ = ["ShortCircuitData", "ShortCircuitStrength", "short_circuit_strength"]
@@ -254,12 +254,11 @@ def short_circuit_strength(
     'strong'
     """
     bus = check_bus(net, bus)
-    if (isinstance(facility_mw, bool) or not isinstance(facility_mw, (int, float))
-            or not math.isfinite(facility_mw) or facility_mw <= 0):
+    if not is_number(facility_mw) or not math.isfinite(facility_mw) or facility_mw <= 0:
         raise InputError(f"facility_mw: expected a facility power > 0 [MW], got {facility_mw!r}.")
     if outages not in _OUTAGES:
         raise InputError(f"outages: expected one of {list(_OUTAGES)}, got {outages!r}.")
-    if not (isinstance(scr_weak, (int, float)) and isinstance(scr_very_weak, (int, float))
+    if not (is_number(scr_weak) and is_number(scr_very_weak)
             and 0 < scr_very_weak <= scr_weak and math.isfinite(scr_weak)):
         raise InputError(f"need 0 < scr_very_weak <= scr_weak, got {scr_very_weak!r}, "
                          f"{scr_weak!r} (e.g. 2 and 3).")
