@@ -15,6 +15,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from aiload.timeseries import energy_kwh, validate_power_series
+from microgrid.pv import check_availability
 
 __all__ = ["Aggregation", "coarsen"]
 
@@ -81,7 +82,13 @@ def coarsen(
     ([2.0, 2.0], 1.0)
     """
     step_s = validate_power_series(load_kw, "load_kw")
-    new = pd.Timedelta(freq)
+    try:  # a bare number would be nanoseconds to pandas
+        new = None if isinstance(freq, (int, float, np.number)) else pd.Timedelta(freq)
+    except (TypeError, ValueError):
+        new = None
+    if new is None or new is pd.NaT:
+        raise InputError(f"coarsen: freq must be a fixed step such as '1h' or '15min', got "
+                         f"{freq!r}.")
     ratio = new.total_seconds() / step_s
     k = int(round(ratio))
     if k < 1 or abs(ratio - k) > 1e-9:
@@ -97,11 +104,14 @@ def coarsen(
     coarse = _block_mean(load_kw, k, new)
     pv = None
     if pv_availability is not None:
-        if not pv_availability.index.equals(load_kw.index):
+        if (not isinstance(pv_availability, pd.Series)
+                or not pv_availability.index.equals(load_kw.index)):
             raise InputError(
                 "coarsen: pv_availability is on another index than load_kw; build it with "
                 "microgrid.pv_availability(..., index=load_kw.index)."
             )
+        validate_power_series(pv_availability, "pv_availability")  # NaN, inf, < 0
+        check_availability(pv_availability)  # > 1.1 kW/kWp is a unit error
         pv = _block_mean(pv_availability, k, new)
     original = load_kw.to_numpy(dtype=np.float64)
     held = np.repeat(coarse.to_numpy(), k)

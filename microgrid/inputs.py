@@ -37,7 +37,8 @@ def capital_recovery_factor(rate: float, years: float) -> float:
     0.09439
     """
     years = check_number(years, "capital_recovery_factor: years", gt=0.0, unit="year")
-    rate = check_number(rate, "capital_recovery_factor: rate", ge=0.0, unit="1/year")
+    rate = check_number(rate, "capital_recovery_factor: rate", ge=0.0, lt=1.0, unit="1/year",
+                        hint="Give the rate as a fraction (0.07 for 7 %/year), not percent.")
     if rate == 0:
         return 1.0 / years
     growth = (1.0 + rate) ** years
@@ -61,6 +62,13 @@ def _check_non_negative(
                     f"{float(arr.min())!r}. {how_to_fix}"
                 )
             continue
+        if hasattr(value, "__len__") and not isinstance(value, str):
+            # an array or a DataFrame: name its type (its repr would flood the message)
+            raise InputError(
+                f"{what}: expected a number or a pandas Series, got a "
+                f"{type(value).__name__}; pass one column as a Series on the load's index. "
+                f"{how_to_fix}"
+            )
         if (isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value)
                 or value < 0):
             raise InputError(f"{what}: expected a non-negative number, got {value!r}. {how_to_fix}")
@@ -159,7 +167,7 @@ class Battery:
     def __post_init__(self) -> None:
         for name in ("charge_efficiency", "discharge_efficiency"):
             value = getattr(self, name)
-            if not (isinstance(value, (int, float)) and 0 < value <= 1):
+            if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value <= 1):
                 raise InputError(
                     f"Battery.{name}: expected a fraction in (0, 1], got {value!r}. Give "
                     "efficiencies as fractions (0.95), not percent, and never above 1."

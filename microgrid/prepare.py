@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -36,6 +37,15 @@ def _as_load(load_kw: Any) -> pd.Series:
                 f"{list(power.columns)}."
             )
         return power["facility_kw"]
+    if isinstance(load_kw, pd.Series):
+        name = str(load_kw.name or "").lower()
+        for suffix, to_kw in (("_mw", "* 1000"), ("_gw", "* 1e6"), ("_w", "/ 1000")):
+            if name.endswith(suffix):
+                raise InputError(
+                    f"load_kw: the series is named {load_kw.name!r}, a power in "
+                    f"{suffix[1:].upper()}; microgrid.size takes kW. Convert it, "
+                    f"e.g. (series {to_kw}).rename('facility_kw')."
+                )
     return load_kw
 
 
@@ -58,10 +68,17 @@ def _outage_mask(outages: Any, index: pd.DatetimeIndex) -> np.ndarray:
         if not outages.index.equals(index) or outages.dtype != bool:
             raise InputError(
                 "size: outages as a Series must be boolean and on load_kw.index; got dtype "
-                f"{outages.dtype} on {len(outages)} labels."
+                f"{outages.dtype} on {len(outages)} labels"
+                f"{f' from {outages.index[0]}' if len(outages) else ''} (load_kw: "
+                f"{len(index)} from {index[0]}); reindex it onto load_kw.index first."
             )
         return outages.to_numpy()
+    if isinstance(outages, (str, bytes, pd.DataFrame)) or not hasattr(outages, "__iter__"):
+        raise InputError(
+            "size: outages must be a boolean Series on load_kw.index or a list of (start, end) "
+            f"pairs of tz-aware timestamps, got {type(outages).__name__} {outages!r}.")
     mask = np.zeros(len(index), dtype=bool)
+    step = index[1] - index[0] if len(index) > 1 else pd.Timedelta(index.freq)
     for window in outages:
         try:
             start, end = (pd.Timestamp(x) for x in window)
@@ -75,7 +92,14 @@ def _outage_mask(outages: Any, index: pd.DatetimeIndex) -> np.ndarray:
                 "(pd.Timestamp('2025-07-01 14:00', tz='UTC'), pd.Timestamp('2025-07-01 18:00', "
                 "tz='UTC'))."
             )
-        mask |= (index >= start) & (index < end)
+        hit = (index >= start) & (index < end)
+        if not hit.any():
+            # a window in another year or zone would be dropped and the sizing run without it
+            raise InputError(
+                f"size: outage ({start}, {end}) covers no step of load_kw ({index[0]} to "
+                f"{index[-1] + step}); give windows inside the load's horizon (check the year "
+                "and the time zone), or drop it.")
+        mask |= hit
     return mask
 
 
@@ -145,7 +169,8 @@ def prepare_inputs(
     ):
         if value is None and allow_none:
             continue
-        if not isinstance(value, (int, float)) or math.isnan(value) or value < 0:
+        if (isinstance(value, (bool, np.bool_)) or not isinstance(value, Real)
+                or math.isnan(value) or value < 0):
             raise InputError(f"size: {name} must be a number >= 0 [kW], got {value!r}.")
     for name, value, instead in (
         ("import_limit_kw", import_limit_kw, "None to size the import capacity"),
@@ -153,7 +178,7 @@ def prepare_inputs(
     ):
         if value is not None and math.isinf(value):
             raise InputError(f"size: {name}=inf is not a limit; give a finite value [kW] or {instead}.")
-    if (isinstance(max_dump_load_kw, bool) or not isinstance(max_dump_load_kw, (int, float))
+    if (isinstance(max_dump_load_kw, (bool, np.bool_)) or not isinstance(max_dump_load_kw, Real)
             or math.isnan(max_dump_load_kw) or max_dump_load_kw < 0):
         raise InputError(
             f"size: max_dump_load_kw must be a number >= 0 [kW] (0: no dump load, inf: no "

@@ -53,6 +53,11 @@ def check_availability(availability: pd.Series, what: str = "pv_availability") -
 
 
 _REQUIRED = ("ghi", "dni", "dhi", "temp_air", "wind_speed")
+#: bounds of believable weather: the air-temperature records (-89.2 and 56.7 degC) with a
+#: margin [degC], twice the solar constant [W/m2] and the gust record (113 m/s) [m/s]
+MIN_TEMP_AIR_C, MAX_TEMP_AIR_C = -95.0, 65.0
+MAX_IRRADIANCE_W_M2 = 2000.0
+MAX_WIND_M_S = 120.0
 _HOURS_PER_YEAR = 8760
 
 
@@ -123,6 +128,9 @@ def _chain_kw_per_kwp(
 def _map_to_index(avail: pd.Series, index: pd.DatetimeIndex) -> pd.Series:
     """Interval means of ``avail`` over the intervals of ``index`` by time of year."""
     require_tz_aware(index, "index")
+    if len(index) == 0:
+        raise InputError("pv_availability: index is empty; expected the load's index, e.g. "
+                         "load_kw.index.")
     step_s = step_seconds(index, "index")
     src_step_h = step_seconds(avail.index, "pv availability") / 3600.0
     n_src = len(avail)
@@ -151,6 +159,40 @@ def _map_to_index(avail: pd.Series, index: pd.DatetimeIndex) -> pd.Series:
     dt_h = step_s / 3600.0
     mean_kw = (cumulative(pos_h + dt_h) - cumulative(pos_h)) / dt_h
     return pd.Series(mean_kw, index=index, name="pv_kw_per_kwp")
+
+
+def _check_weather_units(weather: pd.DataFrame) -> None:
+    """Refuse weather whose values are outside physics or in another unit, naming the column."""
+    if (weather[["ghi", "dni", "dhi"]].to_numpy(dtype=float) < 0).any():
+        raise InputError(
+            "pv_availability: weather irradiance (ghi, dni, dhi) below 0 W/m2; expected "
+            "irradiance >= 0. Clip night-time sensor offsets to 0 first."
+        )
+    for col, low, high, fix in (
+        ("temp_air", MIN_TEMP_AIR_C, MAX_TEMP_AIR_C,
+         "Is it in kelvin (subtract 273.15) or degF ((F - 32) / 1.8)?"),
+        ("ghi", 0.0, MAX_IRRADIANCE_W_M2, "Is it in Wh/m2 per interval longer than 1 h?"),
+        ("dni", 0.0, MAX_IRRADIANCE_W_M2, "Is it in Wh/m2 per interval longer than 1 h?"),
+        ("dhi", 0.0, MAX_IRRADIANCE_W_M2, "Is it in Wh/m2 per interval longer than 1 h?"),
+        ("wind_speed", 0.0, MAX_WIND_M_S, "Give the speed in m/s, >= 0."),
+    ):
+        values = weather[col].to_numpy(dtype=float)
+        bad = np.flatnonzero((values < low) | (values > high))
+        if bad.size:
+            raise InputError(
+                f"pv_availability: weather[{col!r}] has {bad.size} value(s) outside "
+                f"[{low:g}, {high:g}], first {float(values[bad[0]])!r} at "
+                f"{weather.index[bad[0]]}. {fix}"
+            )
+    span = weather.index[-1] - weather.index[0]
+    peak_ghi = float(weather["ghi"].max())
+    if span >= pd.Timedelta(days=364) and 0 < peak_ghi <= 2.0:
+        # no place on Earth tops 2 W/m2 in a whole year: the year is in kW/m2
+        raise InputError(
+            f"pv_availability: weather['ghi'] peaks at {peak_ghi:g} over a whole year; "
+            "expected W/m2 (a clear noon is near 1000). Multiply ghi, dni and dhi by 1000 if "
+            "they are in kW/m2."
+        )
 
 
 def pv_availability(
@@ -225,13 +267,18 @@ def pv_availability(
             raise InputError(
                 "pv_availability: give latitude and longitude [deg] with your own weather."
             )
+        if len(weather) == 0:
+            raise InputError("pv_availability: weather has no rows; expected a weather year "
+                             "(e.g. 8760 hourly rows).")
         for col in _REQUIRED:
+            if (not pd.api.types.is_numeric_dtype(weather[col])
+                    or pd.api.types.is_bool_dtype(weather[col])):
+                raise InputError(
+                    f"pv_availability: weather[{col!r}] holds {weather[col].dtype} values; "
+                    f"expected numbers. Convert it, e.g. pd.to_numeric(weather[{col!r}])."
+                )
             check_finite_values(weather[col], f"pv_availability: weather[{col!r}]")
-        if (weather[["ghi", "dni", "dhi"]].to_numpy(dtype=float) < 0).any():
-            raise InputError(
-                "pv_availability: weather irradiance (ghi, dni, dhi) below 0 W/m2; expected "
-                "irradiance >= 0. Clip night-time sensor offsets to 0 first."
-            )
+        _check_weather_units(weather)
     check_number(latitude, "pv_availability: latitude", ge=-90.0, le=90.0, unit="deg")
     check_number(longitude, "pv_availability: longitude", ge=-180.0, le=360.0, unit="deg")
     check_number(altitude, "pv_availability: altitude", ge=-500.0, le=9000.0, unit="m")

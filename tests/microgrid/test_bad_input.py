@@ -1,0 +1,173 @@
+"""Bad input to microgrid sizing, PV availability and coarsening is refused by name, with the fix.
+
+Each case was a raw pandas/pvlib traceback or a silently wrong result before (a reversed
+series sized backwards, a series in MW sized as kW, an outage window outside the horizon
+dropped, a weather year in kelvin or kW/m2 giving ~0 PV); the good-input counterparts check
+that the fix changed nothing for input that was right.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import microgrid as mg
+from aiload.errors import InputError
+
+IDX = pd.date_range("2025-01-01", periods=24, freq="h", tz="UTC")
+LOAD_KW = pd.Series(1000.0 + 100.0 * np.sin(np.arange(24) / 3.0), IDX, name="facility_kw")
+COSTS = mg.Costs(60, 30, 20, 50, import_usd_per_kwh=0.05, fuel_usd_per_kwh=0.10)
+
+
+def size(load=LOAD_KW, **kwargs):
+    return mg.size(load, **({"pv_availability": None, "costs": COSTS, "import_limit_kw": 2000}
+                            | kwargs))
+
+
+def message_of(call) -> str:
+    with pytest.raises(InputError) as err:
+        call()
+    return str(err.value)
+
+
+def test_a_reversed_load_is_refused_not_sized_backwards():
+    # a reversed index keeps freq = -1 h, and was sized as given
+    assert ("load_kw: expected equally spaced, increasing labels; the step changes at label 1 "
+            "(2025-01-01 23:00:00+00:00 -> 2025-01-01 22:00:00+00:00)"
+            in message_of(lambda: size(LOAD_KW.iloc[::-1])))
+
+
+def test_a_monthly_load_is_refused_by_name():
+    monthly = pd.Series([1000.0] * 3, pd.date_range("2025-01-01", periods=3, freq="MS", tz="UTC"))
+    assert ("load_kw: the index's freq 'MS' has no fixed length"
+            in message_of(lambda: size(monthly)))
+
+
+@pytest.mark.parametrize(("name", "message"), [
+    ("facility_mw", "load_kw: the series is named 'facility_mw', a power in MW; microgrid.size "
+                    "takes kW. Convert it, e.g. (series * 1000).rename('facility_kw')."),
+    ("power_W", "named 'power_W', a power in W; microgrid.size takes kW. Convert it, e.g. "
+                "(series / 1000)"),
+    ("load_GW", "a power in GW"),
+])
+def test_a_load_named_in_another_unit_is_refused(name, message):
+    # 1 MW named facility_mw was sized as a 1 kW site
+    assert message in message_of(lambda: size((LOAD_KW / 1e3).rename(name)))
+
+
+def test_numpy_numbers_are_numbers_and_bools_are_not():
+    a = size(import_limit_kw=np.int64(1050))
+    b = size(import_limit_kw=1050)
+    assert a.total_annual_cost_usd == b.total_annual_cost_usd
+    assert a.generator_kw == b.generator_kw
+    assert ("size: import_limit_kw must be a number >= 0 [kW], got True"
+            in message_of(lambda: size(import_limit_kw=True)))
+    assert ("Battery.charge_efficiency: expected a fraction in (0, 1], got True"
+            in message_of(lambda: mg.Battery(charge_efficiency=True)))
+
+
+@pytest.mark.parametrize(("outages", "message"), [
+    (5, "size: outages must be a boolean Series on load_kw.index or a list of (start, end) "
+        "pairs of tz-aware timestamps, got int 5"),
+    ("2025-01-01", "got str '2025-01-01'"),
+    ([(pd.Timestamp("2026-01-01 03:00", tz="UTC"), pd.Timestamp("2026-01-01 05:00", tz="UTC"))],
+     "size: outage (2026-01-01 03:00:00+00:00, 2026-01-01 05:00:00+00:00) covers no step of "
+     "load_kw (2025-01-01 00:00:00+00:00 to 2025-01-02 00:00:00+00:00); give windows inside "
+     "the load's horizon (check the year and the time zone)"),
+    (pd.Series(False, IDX.tz_convert("America/New_York")),
+     "got dtype bool on 24 labels from 2024-12-31 19:00:00-05:00 (load_kw: 24 from "
+     "2025-01-01 00:00:00+00:00); reindex it onto load_kw.index first"),
+])
+def test_bad_outages_are_named(outages, message):
+    assert message in message_of(lambda: size(outages=outages))
+
+
+def test_an_outage_partly_inside_the_horizon_is_kept():
+    window = (IDX[-2], IDX[-1] + pd.Timedelta("5h"))
+    mask = pd.Series(IDX >= IDX[-2], IDX)
+    a, b = size(outages=[window]), size(outages=mask)
+    assert a.total_annual_cost_usd == b.total_annual_cost_usd
+    assert (a.dispatch["grid_import_kw"].iloc[-2:] == 0).all()
+
+
+@pytest.mark.parametrize("price", [pd.Series(0.05, IDX).to_frame(), np.full(24, 0.05)])
+def test_a_price_table_is_named_by_type_not_dumped(price):
+    text = message_of(lambda: mg.Costs(60, 30, 20, 50, import_usd_per_kwh=price))
+    assert text.startswith(f"Costs.import_usd_per_kwh: expected a number or a pandas Series, "
+                           f"got a {type(price).__name__}; pass one column as a Series")
+    assert len(text) < 300
+
+
+def test_a_discount_rate_in_percent_is_refused():
+    assert ("capital_recovery_factor: rate: expected a finite number >= 0 and < 1 [1/year], got "
+            "7. Give the rate as a fraction (0.07 for 7 %/year), not percent."
+            in message_of(lambda: mg.capital_recovery_factor(7, 20)))
+
+
+@pytest.fixture(scope="module")
+def weather():
+    return mg.default_weather()[0]
+
+
+def own(weather, **columns):
+    return lambda: mg.pv_availability(weather.assign(**columns), latitude=36.1, longitude=-79.9)
+
+
+def test_weather_in_other_units_is_refused(weather):
+    # kelvin gave ~0 kW/kWp all year; kW/m2 gave 0
+    assert ("pv_availability: weather['temp_air'] has 8760 value(s) outside [-95, 65], first "
+            "283.15 at 2023-01-01 00:00:00-05:00. Is it in kelvin (subtract 273.15)"
+            in message_of(own(weather, temp_air=weather.temp_air + 273.15)))
+    assert ("pv_availability: weather['ghi'] peaks at 1.013 over a whole year; expected W/m2"
+            in message_of(own(weather, ghi=weather.ghi / 1e3, dni=weather.dni / 1e3,
+                              dhi=weather.dhi / 1e3)))
+    assert ("weather['wind_speed'] has 8760 value(s) outside [0, 120], first -6.3"
+            in message_of(own(weather, wind_speed=-weather.wind_speed - 0.1)))
+
+
+def test_weather_as_text_or_empty_is_refused(weather):
+    assert ("pv_availability: weather['ghi'] holds object values; expected numbers. Convert it, "
+            "e.g. pd.to_numeric(weather['ghi'])."
+            in message_of(own(weather, ghi=weather.ghi.astype(str))))
+    assert ("pv_availability: weather has no rows"
+            in message_of(lambda: mg.pv_availability(weather.iloc[:0], latitude=36.1,
+                                                     longitude=-79.9)))
+
+
+def test_own_weather_in_range_gives_the_bundled_result(weather):
+    _, meta = mg.default_weather()
+    mine = mg.pv_availability(weather, latitude=meta["latitude"], longitude=meta["longitude"],
+                              altitude=meta["altitude"])
+    pd.testing.assert_series_equal(mine, mg.pv_availability())
+
+
+@pytest.mark.parametrize(("index", "message"), [
+    (IDX[:0], "pv_availability: index is empty"),
+    (pd.date_range("2025-01-01", periods=3, freq="MS", tz="UTC"),
+     "index: the index's freq 'MS' has no fixed length"),
+])
+def test_pv_availability_refuses_a_bad_index(index, message):
+    assert message in message_of(lambda: mg.pv_availability(index=index))
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"freq": "x"}, "coarsen: freq must be a fixed step such as '1h' or '15min', got 'x'"),
+    ({"freq": 7200}, "got 7200"),
+    ({"freq": "2h", "pv_availability": np.ones(24)},
+     "coarsen: pv_availability is on another index than load_kw"),
+    ({"freq": "2h", "pv_availability": pd.Series(np.nan, IDX)},
+     "pv_availability: 24 NaN value(s), first at 2025-01-01 00:00:00+00:00"),
+    ({"freq": "2h", "pv_availability": pd.Series(-0.1, IDX)}, "pv_availability: 24 negative"),
+    ({"freq": "2h", "pv_availability": pd.Series(800.0, IDX)},
+     "pv_availability: 24 value(s) above 1.1 kW/kWp"),
+])
+def test_coarsen_refuses_bad_input(kwargs, message):
+    assert message in message_of(lambda: mg.coarsen(LOAD_KW, **kwargs))
+
+
+def test_coarsen_of_good_input_is_block_means():
+    pv = pd.Series(np.linspace(0.0, 0.9, 24), IDX)
+    agg = mg.coarsen(LOAD_KW, freq="2h", pv_availability=pv)
+    assert np.allclose(agg.pv_availability.to_numpy(), pv.to_numpy().reshape(12, 2).mean(axis=1),
+                       rtol=0, atol=1e-15)
