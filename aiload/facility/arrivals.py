@@ -187,9 +187,11 @@ def _load(name: str) -> CoxArrivals:
 
 
 def hour_of_week_factor(t_s: np.ndarray, start: pd.Timestamp, process: CoxArrivals) -> np.ndarray:
-    """``h`` at times ``t_s`` after ``start`` (local time of ``start``; DST ignored) [-]."""
-    local = start.tz_convert(start.tz)
-    offset_s = (local - local.normalize()).total_seconds() + local.dayofweek * 86400.0
+    """``h`` at times ``t_s`` after ``start`` (the wall clock of ``start``; DST shifts during
+    the run ignored) [-]."""
+    # the wall clock at start: on a DST-change day real time since midnight is an hour off
+    wall = start.tz_localize(None) if start.tz is not None else start
+    offset_s = (wall - wall.normalize()).total_seconds() + wall.dayofweek * 86400.0
     week_h = ((np.asarray(t_s, dtype=float) + offset_s) % WEEK_S) / 3600.0
     week = np.asarray(process.hour_of_week)
     # periodic linear interpolation between hour centres (h + 0.5)

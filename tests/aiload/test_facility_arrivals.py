@@ -74,6 +74,11 @@ def test_hour_of_week_follows_the_local_clock_of_start():
     berlin = pd.Timestamp("2018-01-01 00:00", tz="Europe/Berlin")
     value = hour_of_week_factor(np.array([9.5 * 3600.0]), berlin, process)[0]
     assert value == pytest.approx(10 * scale)
+    # 05:30 CDT on Sunday 9 March 2025 is 4.5 h of real time after local midnight (02:00 was
+    # skipped): the wall clock, 05:30 on a Sunday, holds value 6·24 + 6 (hour 5, 1-based)
+    chicago = pd.Timestamp("2025-03-09 05:30", tz="America/Chicago")
+    value = hour_of_week_factor(np.array([0.0]), chicago, process)[0]
+    assert value == pytest.approx((6 * 24 + 6) * scale)
 
 
 def test_without_fluctuations_the_counts_are_poisson():
