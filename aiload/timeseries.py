@@ -64,7 +64,21 @@ def step_seconds(index: pd.Index, what: str = "series") -> float:
     freq = getattr(index, "freq", None)
     # a reversed index keeps a negative freq: leave it to the label check below
     if freq is not None and _freq_seconds(freq, what) > 0:
-        return _freq_seconds(freq, what)
+        step = _freq_seconds(freq, what)
+        # a daily freq in a zone with DST labels local midnights 23 or 25 h apart while
+        # reporting 24 h: check a daily (short) index label by label
+        if step >= 86400.0:
+            gaps = np.flatnonzero(np.diff(index.asi8) != round(step * 1e9))
+            if gaps.size:
+                i = int(gaps[0]) + 1
+                raise InputError(
+                    f"{what}: the index's freq {freq.freqstr!r} says each interval is "
+                    f"{step / 3600:g} h, but labels {index[i - 1]} -> {index[i]} are "
+                    f"{(index[i] - index[i - 1]).total_seconds() / 3600:g} h apart (a "
+                    "daylight-saving change in local calendar days); give the series on a "
+                    "fixed step in real time, e.g. hourly."
+                )
+        return step
     diffs = np.diff(index.asi8)
     if not np.all(diffs == diffs[0]) or diffs[0] <= 0:
         bad = int(np.flatnonzero(diffs != diffs[0])[0]) + 1 if diffs[0] > 0 else 1

@@ -209,3 +209,17 @@ def test_an_infinite_ramp_threshold_is_refused():
     power = pd.Series(np.arange(48.0), index=HOURS, name="it_kw")
     with pytest.raises(InputError, match=r"ramp_threshold: got inf; expected a positive rate \[kW/s\], finite"):
         summary(power, ramp_threshold=INF)
+
+
+def test_energy_of_daily_means_across_a_dst_change_is_refused_not_taken_as_24_h_days():
+    from aiload.timeseries import energy_kwh
+
+    # 9 March 2025 in Chicago is 23 h; pandas reports freq 'D' as 24 h, so the energy was
+    # 24 h x 100 kW = 2400 kWh where the labels hold 24 + 24 + 23 h (+ the last day)
+    days = pd.date_range("2025-03-07", periods=4, freq="D", tz="America/Chicago")
+    with pytest.raises(InputError, match=r"freq 'D' says each interval is 24 h, but labels "
+                                         r"2025-03-09 00:00:00-06:00 -> 2025-03-10 00:00:00-05:00 "
+                                         r"are 23 h apart"):
+        energy_kwh(pd.Series([10.0, 20.0, 30.0, 40.0], index=days))
+    utc = pd.date_range("2025-03-07", periods=4, freq="D", tz="UTC")
+    assert energy_kwh(pd.Series([10.0, 20.0, 30.0, 40.0], index=utc)) == 24 * 100.0
