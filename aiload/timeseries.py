@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from aiload._checks import check_number
 from aiload.errors import InputError
 
 __all__ = [
@@ -122,6 +123,9 @@ def energy_wh(power_w: pd.Series | np.ndarray, step_s: float | None = None) -> f
         if not isinstance(power_w, pd.Series):
             raise InputError("energy_wh: give step_s [s] when passing a bare array.")
         step_s = step_seconds(power_w.index, "power series")
+    else:
+        check_number(step_s, "energy_wh(step_s=)", gt=0.0, unit="s",
+                     hint="The length of one interval, e.g. 900 for 15 min.")
     values = np.asarray(power_w, dtype=np.float64)
     return float(values.sum(dtype=np.float64) * step_s / 3600.0)
 

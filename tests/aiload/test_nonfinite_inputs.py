@@ -223,3 +223,12 @@ def test_energy_of_daily_means_across_a_dst_change_is_refused_not_taken_as_24_h_
         energy_kwh(pd.Series([10.0, 20.0, 30.0, 40.0], index=days))
     utc = pd.date_range("2025-03-07", periods=4, freq="D", tz="UTC")
     assert energy_kwh(pd.Series([10.0, 20.0, 30.0, 40.0], index=utc)) == 24 * 100.0
+
+
+@pytest.mark.parametrize("step_s", [-1.0, 0.0, float("nan"), "900"])
+def test_energy_of_a_bare_array_needs_a_positive_step(step_s):
+    from aiload.timeseries import energy_kwh
+
+    # before: a negative step gave a negative energy, NaN a NaN energy, silently
+    with pytest.raises(InputError, match=r"energy_wh\(step_s=\): expected a finite number > 0 \[s\]"):
+        energy_kwh(np.ones(4), step_s)
