@@ -208,18 +208,29 @@ def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int],
         return (f"  {where}field {field!r} is required but missing; add it to the file."
                 + (f" {field}: {meaning}." if meaning else ""))
     value = err.get("input")
-    message = plain(err["msg"].removeprefix("Value error, "))
+    message = plain(err["msg"].removeprefix("Value error, ")).rstrip(".")
     if err["type"] == "value_error" and isinstance(value, Mapping):
         # a check across the keys of a whole table: name the table, not its contents
         return f"  {where}in table [{field}]: {message}."
     text = f"  {where}field {field!r} = {shown(value)}: {message}"
-    hint = form_hint(err["type"], field, from_set=key is not None)
+    hint = form_hint(err["type"], field, from_set=key is not None, value=value,
+                     of_tables=_holds_tables(loc))
     if hint:
         text += f"; {hint}"
     if meaning and err["type"] != "value_error":
         # pydantic's own checks (types, bounds) say nothing of what the field is
         text += f". {field}: {meaning}"
     return text + "."
+
+
+def _holds_tables(loc: Sequence[Any]) -> bool:
+    """The field at ``loc`` is a list of tables (``[[facility.streams]]``)."""
+    model = _model_at(loc) if loc else None
+    info = model.model_fields.get(str(loc[-1])) if model else None
+    if info is None or typing.get_origin(info.annotation) is not list:
+        return False
+    items = typing.get_args(info.annotation)
+    return bool(items) and isinstance(items[0], type) and issubclass(items[0], BaseModel)
 
 
 def _description(loc: Sequence[Any]) -> str | None:

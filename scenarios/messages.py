@@ -39,7 +39,8 @@ _SET_FORMS = {
 }
 
 
-def form_hint(error_type: str, field: str, *, from_set: bool) -> str | None:
+def form_hint(error_type: str, field: str, *, from_set: bool, value: Any = None,
+              of_tables: bool = False) -> str | None:
     """How to write a value of the type an error expected, or None for other errors.
 
     Parameters
@@ -50,7 +51,17 @@ def form_hint(error_type: str, field: str, *, from_set: bool) -> str | None:
         The dotted field, put in place of FIELD.
     from_set : bool
         The value came from ``--set`` (command-line spelling).
+    value : object, optional
+        The value received: a list where one table is expected was written ``[[FIELD]]``.
+    of_tables : bool
+        The field is a list of tables, written as ``[[FIELD]]`` sections.
     """
+    if error_type == "list_type" and of_tables and not from_set:
+        return (f"write each table under its own [[{field}]] header (double brackets), not "
+                f"[{field}]")
+    if (error_type in ("dict_type", "model_type") and isinstance(value, list) and value
+            and all(isinstance(v, dict) for v in value) and not from_set):
+        return f"write one [{field}] header (single brackets), not [[{field}]]"
     form = (_SET_FORMS.get(error_type) if from_set else None) or _FORMS.get(error_type)
     return None if form is None else "write " + form.replace("FIELD", field)
 
@@ -67,4 +78,5 @@ def shown(value: Any) -> str:
     if isinstance(value, (dt.datetime, dt.date)):
         text = value.isoformat()
         return text[:-6] + "Z" if text.endswith("+00:00") else text
-    return repr(value)
+    text = repr(value)
+    return text if len(text) <= 120 else text[:100] + " ..."  # a whole table is no help

@@ -119,6 +119,34 @@ def _check_workloads(section: FacilitySection) -> None:
                     f"hardware.{suggest(name, known)} Pick one of those or change "
                     "facility.fleet.hardware."
                 )
+    for i, service in enumerate(section.inference):
+        _check_served_model(i, service, service.curve_hardware or hardware, suggest)
+
+
+def _check_served_model(i: int, service: Any, hardware: str, suggest: Callable) -> None:
+    """The power curve of a service must exist for its hardware, and the served model must
+    be the one its runs measured: another name was only a label on that curve."""
+    import aiload.profiles as profiles
+    from aiload.facility.catalogue import default_catalogue
+
+    where = f"facility.inference[{i}]"
+    try:
+        default_catalogue().inference_curve(service.model, hardware, service.latency_target_s)
+    except InputError as exc:
+        raise InputError(
+            f"{where} (curve hardware {hardware!r}): {exc} In the scenario, set curve_hardware "
+            "in this [[facility.inference]] table to hardware that has a curve, with "
+            "curve_nodes_per_node (its servers one fleet node counts as)."
+        ) from None
+    table = profiles.catalog()
+    rows = table[(table["workload"] == "online-inference") & (table["hardware"] == hardware)]
+    served = sorted(set(rows["model"]))
+    if served and service.model not in served:
+        raise InputError(
+            f"{where}.model = {service.model!r}: the power curve on {hardware!r} is measured "
+            f"with {', '.join(served)}, not {service.model!r}.{suggest(service.model, served)} "
+            "Set model to it; the library has no curve of other models on this hardware."
+        )
 
 
 def _known_hardware() -> list[str]:

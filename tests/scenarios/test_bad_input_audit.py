@@ -323,3 +323,65 @@ def test_grid_bus_and_network_are_named_with_what_exists(tmp_path, capsys, monke
     path.write_text(SCENARIO + '[grid]\nnetwork = "cigre_mv"\nbus = 5\nstudies = ["timeseries"]\n')
     err = _refused(tmp_path, capsys, [str(path), *(a for s in sets for a in ("--set", s))])
     assert message in err
+
+
+FLEET = """\
+name = "fleet"
+[facility]
+start = 2025-03-03T00:00:00Z
+end = 2025-03-03T06:00:00Z
+freq = "15min"
+[facility.fleet]
+nodes = 16
+hardware = "4xH100"
+[[facility.streams]]
+name = "ft"
+workloads = { "llama2-70b-lora" = 1.0 }
+node_counts = { 2 = 1.0 }
+utilization = 0.5
+[[facility.inference]]
+nodes = 4
+utilization = 0.4
+"""
+
+
+def test_a_served_model_without_a_curve_is_refused_before_the_run(tmp_path, capsys, monkeypatch,
+                                                                  facility_fn):
+    # 'llama3-7b' ran with the power curve measured on llama3-70b, labelled llama3-7b
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the facility model ran with a refused model")
+
+    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    path = tmp_path / "s.toml"
+    path.write_text(FLEET)
+    err = _refused(tmp_path, capsys, [str(path), "--set", "facility.inference.0.model=llama3-7b"])
+    assert ("facility.inference[0].model = 'llama3-7b': the power curve on '4xH100' is measured "
+            "with llama3-70b, not 'llama3-7b'. Did you mean 'llama3-70b'? Set model to it") in err
+    err = _refused(tmp_path, capsys, [str(path), "--set",
+                                      "facility.inference.0.curve_hardware=8xH100-SXM"])
+    assert "facility.inference[0] (curve hardware '8xH100-SXM'): " in err
+    assert ("In the scenario, set curve_hardware in this [[facility.inference]] table to "
+            "hardware that has a curve") in err
+
+
+def test_single_and_double_brackets_mixed_up_say_which_to_write(tmp_path):
+    path = tmp_path / "s.toml"
+    path.write_text(FLEET.replace("[[facility.streams]]", "[facility.streams]"))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert ("line 9: field 'facility.streams' = {'name': 'ft', 'workloads': {'llama2-70b-lora': "
+            "1.0}, 'node_counts': {'2': 1.0}, 'utilization': 0.5}: Input should be a valid list; write each table under its own "
+            "[[facility.streams]] header (double brackets), not [facility.streams].") in str(
+        info.value)
+    path.write_text(FLEET.replace("[facility.fleet]", "[[facility.fleet]]"))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert ("line 6: field 'facility.fleet' = [{'nodes': 16, 'hardware': '4xH100'}]: Input "
+            "should be a table; write one [facility.fleet] header (single brackets), not "
+            "[[facility.fleet]].") in str(info.value)
+    # a cross-check message that ends in a full stop gets no second one
+    path.write_text(FLEET.replace("nodes = 4\n", "nodes = 40\n"))
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert "inference pools take 40 nodes but the fleet has 16" in str(info.value)
+    assert ".." not in str(info.value)
