@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from aiload._checks import check_number
+from aiload.errors import InputError
 from aiload.metrics.plots import date_axis
 from microgrid.sizing import Sizing
 
@@ -31,11 +33,41 @@ _SINKS = {
 }
 
 
-def _window(dispatch: pd.DataFrame, start, days: float) -> pd.DataFrame:
-    begin = dispatch.index[0] if start is None else pd.Timestamp(start)
+def _check_sizing(sizing: object, what: str = "sizing") -> None:
+    if not isinstance(sizing, Sizing):
+        raise InputError(f"{what}: expected a microgrid.Sizing (the result of microgrid.size), "
+                         f"got {type(sizing).__name__}.")
+
+
+def _check_sizings(sizings: object) -> None:
+    if not isinstance(sizings, Mapping) or not sizings:
+        got = "an empty mapping" if isinstance(sizings, Mapping) else type(sizings).__name__
+        raise InputError(f"sizings: expected a non-empty mapping of label -> microgrid.Sizing, "
+                         f"e.g. {{'base': sizing}}, got {got}.")
+    for label, s in sizings.items():
+        _check_sizing(s, f"sizings[{label!r}]")
+
+
+def _window(sizing: Sizing, start, days: float) -> pd.DataFrame:
+    """The dispatch from ``start`` for ``days``; a naive start is read in the dispatch's zone."""
+    _check_sizing(sizing)
+    dispatch = sizing.dispatch
+    days = check_number(days, "days", gt=0.0, unit="day")
+    try:
+        begin = dispatch.index[0] if start is None else pd.Timestamp(start)
+    except (TypeError, ValueError):
+        begin = pd.NaT
+    if begin is pd.NaT:
+        raise InputError(f"start: expected a timestamp such as '2025-07-01', got {start!r}.")
     if begin.tz is None:
         begin = begin.tz_localize(dispatch.index.tz)
-    return dispatch[(dispatch.index >= begin) & (dispatch.index < begin + pd.Timedelta(days=days))]
+    out = dispatch[(dispatch.index >= begin) & (dispatch.index < begin + pd.Timedelta(days=days))]
+    if out.empty:
+        raise InputError(
+            f"start: the {days:g} day(s) from {begin} hold no step of the dispatch "
+            f"({dispatch.index[0]} to {dispatch.index[-1]}); pick a start inside it."
+        )
+    return out
 
 
 def plot_dispatch_week(
@@ -47,7 +79,7 @@ def plot_dispatch_week(
     Steps are drawn as steps (``post``): each value is the mean over the interval that starts
     at its label.
     """
-    d = _window(sizing.dispatch, start, days)
+    d = _window(sizing, start, days)
     fig = Figure(figsize=(9, 4.2))
     ax = fig.add_subplot()
     t = d.index
@@ -81,7 +113,7 @@ def plot_dispatch_week(
 
 def plot_soc(sizing: Sizing, start: str | pd.Timestamp | None = None, *, days: float = 7.0) -> Figure:
     """Battery state of charge at each label over ``days`` from ``start`` [MWh]."""
-    d = _window(sizing.dispatch, start, days)
+    d = _window(sizing, start, days)
     fig = Figure(figsize=(9, 2.8))
     ax = fig.add_subplot()
     ax.plot(d.index, d["battery_soc_kwh"] / 1000, color="#3969ac", lw=1.2)
@@ -98,6 +130,7 @@ def plot_soc(sizing: Sizing, start: str | pd.Timestamp | None = None, *, days: f
 
 def plot_import_duration(sizings: Mapping[str, Sizing]) -> Figure:
     """Grid-import duration curves (sorted import against share of time) [MW]."""
+    _check_sizings(sizings)
     fig = Figure(figsize=(7, 4))
     ax = fig.add_subplot()
     for label, s in sizings.items():
@@ -119,6 +152,7 @@ def plot_import_duration(sizings: Mapping[str, Sizing]) -> Figure:
 
 def plot_cost_breakdown(sizings: Mapping[str, Sizing]) -> Figure:
     """Annual cost by term for each case, stacked bars [million USD/year]."""
+    _check_sizings(sizings)
     fig = Figure(figsize=(7, 4))
     ax = fig.add_subplot()
     terms = [k for k in next(iter(sizings.values())).annual_cost_usd

@@ -7,6 +7,7 @@ Every check runs before a model is built: a bad value raises
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Sequence
 from numbers import Real
 from typing import Any
@@ -15,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from aiload._checks import check_number
-from aiload.errors import InputError
+from aiload.errors import InputError, InputWarning
 from aiload.timeseries import validate_power_series
 from microgrid.costsets import pv_kwp_per_ha as pv_kwp_per_ha_default
 from microgrid.inputs import Battery, Carbon, Costs, Generator, PricedGenerator
@@ -94,11 +95,12 @@ def _outage_mask(outages: Any, index: pd.DatetimeIndex) -> np.ndarray:
             )
         hit = (index >= start) & (index < end)
         if not hit.any():
-            # a window in another year or zone would be dropped and the sizing run without it
-            raise InputError(
+            # a window in another year or zone is dropped; say so (a shortened run of a
+            # scenario with a fixed outage list is legitimate, so not an error)
+            warnings.warn(
                 f"size: outage ({start}, {end}) covers no step of load_kw ({index[0]} to "
-                f"{index[-1] + step}); give windows inside the load's horizon (check the year "
-                "and the time zone), or drop it.")
+                f"{index[-1] + step}) and is left out; check its year and time zone if it "
+                "should apply.", InputWarning, stacklevel=4)
         mask |= hit
     return mask
 

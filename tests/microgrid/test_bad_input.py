@@ -13,7 +13,8 @@ import pandas as pd
 import pytest
 
 import microgrid as mg
-from aiload.errors import InputError
+from aiload.errors import InputError, InputWarning
+from microgrid import plots
 
 IDX = pd.date_range("2025-01-01", periods=24, freq="h", tz="UTC")
 LOAD_KW = pd.Series(1000.0 + 100.0 * np.sin(np.arange(24) / 3.0), IDX, name="facility_kw")
@@ -71,16 +72,25 @@ def test_numpy_numbers_are_numbers_and_bools_are_not():
     (5, "size: outages must be a boolean Series on load_kw.index or a list of (start, end) "
         "pairs of tz-aware timestamps, got int 5"),
     ("2025-01-01", "got str '2025-01-01'"),
-    ([(pd.Timestamp("2026-01-01 03:00", tz="UTC"), pd.Timestamp("2026-01-01 05:00", tz="UTC"))],
-     "size: outage (2026-01-01 03:00:00+00:00, 2026-01-01 05:00:00+00:00) covers no step of "
-     "load_kw (2025-01-01 00:00:00+00:00 to 2025-01-02 00:00:00+00:00); give windows inside "
-     "the load's horizon (check the year and the time zone)"),
     (pd.Series(False, IDX.tz_convert("America/New_York")),
      "got dtype bool on 24 labels from 2024-12-31 19:00:00-05:00 (load_kw: 24 from "
      "2025-01-01 00:00:00+00:00); reindex it onto load_kw.index first"),
 ])
 def test_bad_outages_are_named(outages, message):
     assert message in message_of(lambda: size(outages=outages))
+
+
+def test_an_outage_outside_the_horizon_is_named_in_a_warning():
+    # it was dropped without a word; a shortened run of a scenario with a fixed outage list
+    # is legitimate, so it warns rather than refuses
+    window = (pd.Timestamp("2026-01-01 03:00", tz="UTC"), pd.Timestamp("2026-01-01 05:00", tz="UTC"))
+    with pytest.warns(InputWarning) as caught:
+        outside = size(outages=[window])
+    assert str(caught[0].message) == (
+        "size: outage (2026-01-01 03:00:00+00:00, 2026-01-01 05:00:00+00:00) covers no step of "
+        "load_kw (2025-01-01 00:00:00+00:00 to 2025-01-02 00:00:00+00:00) and is left out; "
+        "check its year and time zone if it should apply.")
+    assert outside.total_annual_cost_usd == size().total_annual_cost_usd
 
 
 def test_an_outage_partly_inside_the_horizon_is_kept():
@@ -171,3 +181,28 @@ def test_coarsen_of_good_input_is_block_means():
     agg = mg.coarsen(LOAD_KW, freq="2h", pv_availability=pv)
     assert np.allclose(agg.pv_availability.to_numpy(), pv.to_numpy().reshape(12, 2).mean(axis=1),
                        rtol=0, atol=1e-15)
+
+
+@pytest.fixture(scope="module")
+def sized():
+    return size()
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda s: plots.plot_dispatch_week(s, start="garbage"),
+     "start: expected a timestamp such as '2025-07-01', got 'garbage'"),
+    (lambda s: plots.plot_dispatch_week(s, start="2030-01-01"),
+     "start: the 7 day(s) from 2030-01-01 00:00:00+00:00 hold no step of the dispatch "
+     "(2025-01-01 00:00:00+00:00 to 2025-01-01 23:00:00+00:00); pick a start inside it."),
+    (lambda s: plots.plot_soc(s, days=0), "days: expected a finite number > 0 [day], got 0"),
+    (lambda s: plots.plot_soc(s, days="7"), "days: expected a finite number > 0 [day], got '7'"),
+    (lambda s: plots.plot_dispatch_week(5), "sizing: expected a microgrid.Sizing (the result "
+                                            "of microgrid.size), got int"),
+    (lambda s: plots.plot_import_duration([s]), "sizings: expected a non-empty mapping of "
+                                                "label -> microgrid.Sizing"),
+    (lambda s: plots.plot_cost_breakdown({}), "got an empty mapping"),
+    (lambda s: plots.plot_cost_breakdown({"a": 5}), "sizings['a']: expected a microgrid.Sizing"),
+])
+def test_plots_refuse_bad_arguments(sized, call, message):
+    # each was an IndexError, StopIteration, AttributeError or a pandas parse error
+    assert message in message_of(lambda: call(sized))
