@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pandas as pd
 
+from aiload.errors import InputError
 from grid.hosting import HostingCapacity
 from grid.limits import Limits
 from grid.powerflow import GridResult
@@ -24,6 +25,26 @@ __all__ = [
     "pv_curves",
     "voltage_envelope",
 ]
+
+
+def _need(value: object, kind: type, what: str, hint: str) -> None:
+    """Refuse ``value`` unless it is a ``kind``, naming the argument and where one comes from."""
+    if not isinstance(value, kind):
+        raise InputError(f"{what}: expected a grid {kind.__name__} ({hint}), got "
+                         f"{type(value).__name__}.")
+
+
+def _limits(limits: object, default: Limits) -> Limits:
+    if limits is None:
+        return default
+    _need(limits, Limits, "limits", "e.g. grid.Limits(vm_min_pu=0.94), or None")
+    return limits
+
+
+def _top(top: object) -> int:
+    if isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1:
+        raise InputError(f"top: expected a positive int (how many to draw), got {top!r}.")
+    return int(top)
 
 
 def _axes(ax, figsize=(8, 4)):
@@ -57,9 +78,20 @@ def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
     limits : Limits, optional
         Voltage band drawn as dashed lines; default ``result.limits``.
     """
+    _need(result, GridResult, "result", "from grid.timeseries")
+    limits = _limits(limits, result.limits)
+    buses = list(buses) if buses is not None else [result.bus]
+    missing = [b for b in buses if b not in result.vm_pu.columns]
+    if missing:
+        raise InputError(f"buses: {missing} are not buses of the result (its buses: "
+                         f"{list(result.vm_pu.columns)}); give indices of net.bus as ints.")
+    try:
+        pd.tseries.frequencies.to_offset(freq)
+    except (TypeError, ValueError):
+        raise InputError(f"freq: expected a pandas offset such as 'D' or 'W', got {freq!r}."
+                         ) from None
     ax = _axes(ax)
-    limits = limits or result.limits
-    for b in buses if buses is not None else [result.bus]:
+    for b in buses:
         vm = result.vm_pu[b]
         lo, hi = vm.resample(freq).min(), vm.resample(freq).max()
         band = ax.fill_between(lo.index, lo.to_numpy(), hi.to_numpy(), alpha=0.35, step="post",
@@ -77,8 +109,10 @@ def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
 def loading_duration(result: GridResult, *, top: int = 6, limits: Limits | None = None,
                      ax=None):
     """Loading duration curves [%] of the ``top`` most loaded lines and transformers."""
+    _need(result, GridResult, "result", "from grid.timeseries")
+    limits = _limits(limits, result.limits)
+    top = _top(top)
     ax = _axes(ax)
-    limits = limits or result.limits
     frames = [result.line_loading_percent.add_prefix("line "),
               result.trafo_loading_percent.add_prefix("trafo ")]
     loading = pd.concat(frames, axis=1)
@@ -98,9 +132,14 @@ def loading_duration(result: GridResult, *, top: int = 6, limits: Limits | None 
 def hosting_capacity_bars(results: Mapping[str, HostingCapacity] | Sequence[HostingCapacity],
                           *, peak_mw: float | None = None, ax=None):
     """Hosting capacity [MW] per bus, each bar labelled with its binding constraint."""
-    ax = _axes(ax)
     items = (list(results.items()) if isinstance(results, Mapping)
-             else [(f"bus {r.bus}", r) for r in results])
+             else [(f"bus {getattr(r, 'bus', '?')}", r) for r in results])
+    if not items:
+        raise InputError("results: expected at least one HostingCapacity (from "
+                         "grid.hosting_capacity), got none.")
+    for name, r in items:
+        _need(r, HostingCapacity, f"results[{name!r}]", "from grid.hosting_capacity")
+    ax = _axes(ax)
     names = [k for k, _ in items]
     values = [r.p_mw for _, r in items]
     bars = ax.bar(names, values, color="steelblue")
@@ -127,7 +166,17 @@ def n1_heatmap(table: pd.DataFrame, *, limits: Limits | None = None, top: int = 
     values. Outages whose power flow fails at some peak hours (voltage collapse) come first,
     labelled with the hours without a solution, their unsolved cells at the top colour.
     """
-    limits = limits or Limits()
+    if not isinstance(table, pd.DataFrame):
+        raise InputError(f"table: expected the DataFrame of grid.contingency, got "
+                         f"{type(table).__name__}.")
+    need = ["element", "min_vm_pu", "max_vm_pu", "max_line_loading_percent",
+            "max_trafo_loading_percent"]
+    missing = [c for c in need if c not in table.columns]
+    if missing:
+        raise InputError(f"table: lacks column(s) {missing} of grid.contingency's table; pass "
+                         "that table as returned.")
+    limits = _limits(limits, Limits())
+    top = _top(top)
     ax = _axes(ax, figsize=(7, 0.35 * min(top, len(table)) + 1.5))
     t = table.set_index("element")
     use = pd.DataFrame({
@@ -173,6 +222,14 @@ def pv_curves(curves: Mapping[str, object], *, peak_mw: float | None = None, ax=
     peak_mw : float, optional
         The facility's peak [MW], drawn as a vertical line.
     """
+    from grid.stability import PVCurve
+
+    if not isinstance(curves, Mapping) or not curves:
+        got = "an empty mapping" if isinstance(curves, Mapping) else type(curves).__name__
+        raise InputError(f"curves: expected a non-empty mapping of label -> grid.pv_curve "
+                         f"result, e.g. {{'intact': curve}}, got {got}.")
+    for label, pv in curves.items():
+        _need(pv, PVCurve, f"curves[{label!r}]", "from grid.pv_curve")
     ax = _axes(ax)
     for label, pv in curves.items():
         line, = ax.plot(pv.curve.p_mw, pv.curve.vm_pu, marker=".", lw=1.2,
@@ -213,6 +270,9 @@ def plot_flexible_interconnection(result, *, ax=None):
     -------
     matplotlib.axes.Axes
     """
+    from grid.flexible import FlexibleInterconnection
+
+    _need(result, FlexibleInterconnection, "result", "from grid.flexible_interconnection")
     ax = _figure_axes(ax, (7.5, 4.2))
     table = result.table
     # Duke's anchors lie at <= 1 %: beyond a few % the curve says little for this question
@@ -255,6 +315,9 @@ def plot_cosimulation(result, *, ax=None):
     -------
     matplotlib.axes.Axes
     """
+    from grid.cosim import Cosimulation
+
+    _need(result, Cosimulation, "result", "from grid.cosimulate")
     ax = _figure_axes(ax, (9, 3.8))
     vm = result.vm_pu
     if vm["open_loop"].notna().any():

@@ -12,7 +12,7 @@ import pytest
 
 import grid
 from aiload.errors import InputError
-from grid import cosim
+from grid import cosim, plots
 from grid.flexible_run import cosine_background
 
 IDX = pd.date_range("2024-01-01", periods=6, freq="h", tz="UTC")
@@ -237,3 +237,38 @@ def test_cosimulate_reads_an_end_in_another_zone_as_the_same_instant():
     index = cosim._horizon(start, pd.Timestamp("2025-01-01 03:00", tz="Europe/Paris"), "1h")
     assert list(index) == [start, start + pd.Timedelta("1h")]
     assert cosim._horizon(start, "2h", "1h").equals(index)
+
+
+@pytest.mark.parametrize(("draw", "message"), [
+    (lambda r: plots.voltage_envelope(r, buses=[99]),
+     "buses: [99] are not buses of the result (its buses: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, "
+     "12, 13, 14]); give indices of net.bus as ints."),
+    (lambda r: plots.voltage_envelope(r, freq="x"),
+     "freq: expected a pandas offset such as 'D' or 'W', got 'x'"),
+    (lambda r: plots.voltage_envelope(r, limits={"vm_min_pu": 0.9}),
+     "limits: expected a grid Limits (e.g. grid.Limits(vm_min_pu=0.94), or None), got dict"),
+    (lambda r: plots.voltage_envelope(5), "result: expected a grid GridResult (from "
+                                          "grid.timeseries), got int"),
+    (lambda r: plots.loading_duration(r, top="3"),
+     "top: expected a positive int (how many to draw), got '3'"),
+    (lambda r: plots.hosting_capacity_bars([]), "results: expected at least one "
+                                                "HostingCapacity"),
+    (lambda r: plots.hosting_capacity_bars({"bus 5": 5}),
+     "results['bus 5']: expected a grid HostingCapacity"),
+    (lambda r: plots.n1_heatmap(pd.DataFrame({"a": [1]})),
+     "table: lacks column(s) ['element', 'min_vm_pu', 'max_vm_pu', "
+     "'max_line_loading_percent', 'max_trafo_loading_percent'] of grid.contingency's table"),
+    (lambda r: plots.pv_curves({}), "curves: expected a non-empty mapping of label -> "
+                                    "grid.pv_curve result"),
+    (lambda r: plots.pv_curves({"a": 1}), "curves['a']: expected a grid PVCurve"),
+    (lambda r: plots.plot_flexible_interconnection(r),
+     "result: expected a grid FlexibleInterconnection (from grid.flexible_interconnection), "
+     "got GridResult"),
+    (lambda r: plots.plot_cosimulation(r), "result: expected a grid Cosimulation (from "
+                                           "grid.cosimulate), got GridResult"),
+])
+def test_plots_refuse_bad_arguments(result, draw, message):
+    # each was a KeyError, AttributeError or pandas parse error from inside the plot
+    with pytest.raises(InputError) as err:
+        draw(result)
+    assert message in str(err.value)
