@@ -276,18 +276,33 @@ def parse_set(text: str) -> tuple[str, list[Any]]:
     field = field.strip()
     if not field or not raw.strip():
         raise ScenarioError(f"--set {text!r}: both the field and a value are needed (FIELD=VALUE)")
+    if any(not part.strip() for part in field.split(".")):
+        raise ScenarioError(
+            f"--set {text!r}: the field {field!r} has an empty part between dots; expected "
+            "names joined by single dots, e.g. --set facility.utilization=0.4"
+        )
     stripped = raw.strip()
     if stripped[:1] in "[{":
         # a TOML array or inline table is ONE value: --set 'grid.studies=["timeseries"]'
         try:
             return field, [tomllib.loads(f"v = {stripped}")["v"]]
-        except tomllib.TOMLDecodeError:
+        except tomllib.TOMLDecodeError as exc:
             raise ScenarioError(
-                f"--set {text!r}: {stripped!r} is not a valid TOML array or inline table"
+                f"--set {text!r}: {stripped!r} is not a valid TOML array or inline table "
+                f"({exc}); close every bracket and brace and write text in double quotes, the "
+                "whole --set in single quotes for the shell, e.g. "
+                "--set 'grid.studies=[\"timeseries\", \"load_loss\"]' or "
+                "--set 'facility.overrides={ nodes = 100 }'"
             ) from None
     values = []
     for item in raw.split(","):
         item = item.strip()
+        if not item:
+            raise ScenarioError(
+                f"--set {text!r}: an empty value between commas (or after the last); expected "
+                f"FIELD=VALUE or FIELD=V1,V2,... with a value after every comma, e.g. "
+                f"--set {field}={','.join(v.strip() for v in raw.split(',') if v.strip()) or 'VALUE'}"
+            )
         try:
             values.append(tomllib.loads(f"v = {item}")["v"])
         except tomllib.TOMLDecodeError:

@@ -385,3 +385,24 @@ def test_single_and_double_brackets_mixed_up_say_which_to_write(tmp_path):
         load_scenario(path)
     assert "inference pools take 40 nodes but the fleet has 16" in str(info.value)
     assert ".." not in str(info.value)
+
+
+@pytest.mark.parametrize("text, message", [
+    # `aiload run` said "takes one value, got 2" for a trailing comma
+    ("facility.utilization=0.2,", "--set 'facility.utilization=0.2,': an empty value between "
+     "commas (or after the last); expected FIELD=VALUE or FIELD=V1,V2,... with a value after "
+     "every comma, e.g. --set facility.utilization=0.2"),
+    ("facility.utilization=0.2,,0.4", "e.g. --set facility.utilization=0.2,0.4"),
+    # was "unknown key 'facility.'"
+    ("facility..utilization=0.5", "--set 'facility..utilization=0.5': the field "
+     "'facility..utilization' has an empty part between dots; expected names joined by single "
+     "dots"),
+    # text in an array without quotes: was only "is not a valid TOML array or inline table"
+    ("grid.studies=[timeseries]", "--set 'grid.studies=[timeseries]': '[timeseries]' is not a "
+     "valid TOML array or inline table (Invalid value (at line 1, column 6)); close every "
+     "bracket and brace and write text in double quotes, the whole --set in single quotes for "
+     "the shell, e.g. --set 'grid.studies=[\"timeseries\", \"load_loss\"]'"),
+])
+def test_bad_set_syntax_says_how_to_write_it(tmp_path, capsys, text, message):
+    err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--set", text])
+    assert message in err
