@@ -336,8 +336,17 @@ def read_facility(path):
         file was written without one (``jobs_file`` false) or the file is absent.
     """
     path = Path(path)
+    if not path.is_file():
+        what = "is a folder" if path.is_dir() else "does not exist"
+        raise InputError(f"read_facility: {str(path)!r} {what}; give the power file a run wrote "
+                         "(e.g. out/facility.parquet).")
     # footer key-value metadata: holds the key for both whole-table and streamed writes
-    raw = (pq.read_metadata(path).metadata or {}).get(KEY)
+    try:
+        raw = (pq.read_metadata(path).metadata or {}).get(KEY)
+    except (pa.ArrowException, OSError) as exc:
+        raise InputError(f"read_facility: {str(path)!r} is not a readable Parquet file "
+                         f"({exc}); give the power file a run wrote (<name>.parquet), not a "
+                         "CSV or a file cut short.") from None
     if raw is None:
         raise InputError(f"{path}: no 'aiload' metadata; not a facility file written by aiload.")
     meta = json.loads(raw)

@@ -352,3 +352,18 @@ def test_metrics_plot_folder_is_checked_before_any_file_is_read(tmp_path):
     with pytest.raises(OutputError, match=r"figures' is not empty \(paper\.png\)"):
         args.func(args)
     assert _names(folder) == ["paper.png"]
+
+
+def test_read_facility_names_what_it_was_given(tmp_path):
+    from aiload.facility import read_facility
+
+    with pytest.raises(InputError, match=r"'.*nope.parquet' does not exist; give the power file"):
+        read_facility(tmp_path / "nope.parquet")
+    with pytest.raises(InputError, match=r"is a folder; give the power file"):
+        read_facility(tmp_path)
+    (tmp_path / "f.csv").write_text("time,facility_kw\n2025-01-01T00:00Z,1.0\n")
+    with pytest.raises(InputError, match=r"is not a readable Parquet file .* not a CSV"):
+        read_facility(tmp_path / "f.csv")
+    pd.DataFrame({"x": [1.0]}).to_parquet(tmp_path / "user.parquet")
+    with pytest.raises(InputError, match="no 'aiload' metadata; not a facility file"):
+        read_facility(tmp_path / "user.parquet")
