@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, fields
+from numbers import Real
 
+import numpy as np
 import pandas as pd
 
 from aiload._checks import check_finite_values, check_number
@@ -69,9 +71,12 @@ def _check_non_negative(
                 f"{type(value).__name__}; pass one column as a Series on the load's index. "
                 f"{how_to_fix}"
             )
-        if (isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value)
-                or value < 0):
+        if (isinstance(value, (bool, np.bool_)) or not isinstance(value, Real)
+                or math.isnan(value) or value < 0):
             raise InputError(f"{what}: expected a non-negative number, got {value!r}. {how_to_fix}")
+        if isinstance(value, np.number):  # numpy's numbers are numbers; stored as float
+            value = float(value)
+            object.__setattr__(obj, name, value)
         if math.isinf(value) and not allow_inf:
             raise InputError(
                 f"{what}: expected a finite non-negative number, got {value!r}; an infinite "
@@ -167,11 +172,13 @@ class Battery:
     def __post_init__(self) -> None:
         for name in ("charge_efficiency", "discharge_efficiency"):
             value = getattr(self, name)
-            if isinstance(value, bool) or not (isinstance(value, (int, float)) and 0 < value <= 1):
+            if isinstance(value, (bool, np.bool_)) or not (isinstance(value, Real)
+                                                           and 0 < value <= 1):
                 raise InputError(
                     f"Battery.{name}: expected a fraction in (0, 1], got {value!r}. Give "
                     "efficiencies as fractions (0.95), not percent, and never above 1."
                 )
+            object.__setattr__(self, name, float(value))  # numpy's numbers stored as float
         soc = self.min_soc_fraction
         if isinstance(soc, bool) or not isinstance(soc, (int, float)) or not 0 <= soc < 1:
             raise InputError(
@@ -237,13 +244,15 @@ class Generator:
             allow_inf=True,
         )
         _check_non_negative(self, ("emission_kg_per_kwh",), "Give kg of CO2 per kWh [kg/kWh].")
-        if not isinstance(self.min_load_fraction, (int, float)) or not (
-            0 <= self.min_load_fraction < 1
-        ):
+        if isinstance(self.min_load_fraction, (bool, np.bool_)) or not isinstance(
+            self.min_load_fraction, Real
+        ) or not (0 <= self.min_load_fraction < 1):
             raise InputError(
                 f"Generator.min_load_fraction: expected a fraction in [0, 1), got "
                 f"{self.min_load_fraction!r}."
             )
+        if isinstance(self.min_load_fraction, np.number):  # stored as float
+            object.__setattr__(self, "min_load_fraction", float(self.min_load_fraction))
         if self.min_load_fraction > 0 and self.unit_size_kw is None:
             raise InputError(
                 "Generator: min_load_fraction > 0 needs unit_size_kw [kW] (the size of one "

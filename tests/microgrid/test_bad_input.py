@@ -206,3 +206,18 @@ def sized():
 def test_plots_refuse_bad_arguments(sized, call, message):
     # each was an IndexError, StopIteration, AttributeError or a pandas parse error
     assert message in message_of(lambda: call(sized))
+
+
+def test_numpy_numbers_in_the_configuration_are_numbers():
+    # 'expected a non-negative number, got np.int64(60)' refused good input
+    a = mg.Costs(np.int64(60), 30, 20, 50, import_usd_per_kwh=np.float64(0.05),
+                 fuel_usd_per_kwh=np.float32(0.25))
+    assert a == mg.Costs(60.0, 30, 20, 50, import_usd_per_kwh=0.05, fuel_usd_per_kwh=0.25)
+    assert type(a.pv_usd_per_kwp_year) is float
+    assert mg.Battery(charge_efficiency=np.float32(0.5)).charge_efficiency == 0.5
+    assert mg.Generator(max_power_kw=np.int64(5000), min_load_fraction=np.float32(0.25),
+                        unit_size_kw=100) == mg.Generator(max_power_kw=5000.0,
+                                                          min_load_fraction=0.25,
+                                                          unit_size_kw=100)
+    assert "got np.True_" in message_of(lambda: mg.Costs(np.bool_(True), 30, 20, 50,
+                                                         import_usd_per_kwh=0.05))
