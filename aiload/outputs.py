@@ -169,6 +169,15 @@ def check_parent(path: str | os.PathLike, what: str = "output") -> Path:
             f"{what} {str(path)!r}: no permission to write in {str(parent)!r}; choose a folder "
             "you can write to."
         )
+    probe = parent / f".aiload-probe-{os.getpid()}-{secrets.token_hex(4)}"
+    try:  # access() says yes to root on a file system that refuses writes (/sys, some mounts)
+        probe.mkdir()
+        probe.rmdir()
+    except OSError as exc:
+        raise OutputError(
+            f"{what} {str(path)!r}: cannot write in {str(parent)!r} ({exc.strerror}); choose a "
+            "folder you can write to."
+        ) from None
     return path
 
 

@@ -406,3 +406,33 @@ def test_single_and_double_brackets_mixed_up_say_which_to_write(tmp_path):
 def test_bad_set_syntax_says_how_to_write_it(tmp_path, capsys, text, message):
     err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--set", text])
     assert message in err
+
+
+def test_output_on_a_file_system_that_refuses_writes_fails_before_the_run(tmp_path, capsys,
+                                                                         monkeypatch):
+    # os.access says yes to root on a read-only mount or /sys; the mkdir at the end of the
+    # run raised PermissionError (a traceback after the whole computation)
+    import errno
+    import pathlib
+
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    real_mkdir = pathlib.Path.mkdir
+
+    def mkdir(self, *args, **kwargs):
+        if self.parent == locked:
+            raise OSError(errno.EROFS, "Read-only file system", str(self))
+        return real_mkdir(self, *args, **kwargs)
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the facility model ran with an output folder it cannot write")
+
+    monkeypatch.setattr(pathlib.Path, "mkdir", mkdir)
+    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    for command in ("run", "sweep"):
+        assert main([command, str(_scenario(tmp_path)), "-o", str(locked / "out"), "-q",
+                     *(["--workers", "0"] if command == "sweep" else [])]) == 2
+        err = capsys.readouterr().err
+        assert (f"output folder {str(locked / 'out')!r}: cannot write in {str(locked)!r} "
+                "(Read-only file system); choose a folder you can write to.") in err
+        assert list(locked.iterdir()) == []
