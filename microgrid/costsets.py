@@ -24,6 +24,8 @@ from dataclasses import dataclass, fields
 from importlib import resources
 from typing import Any
 
+import numpy as np
+
 from aiload._checks import check_number
 from aiload._suggest import suggest
 from aiload.errors import InputError
@@ -122,6 +124,8 @@ class GeneratorTechnology:
 
     def fuel_usd_per_kwh(self, fuel_usd_per_mmbtu: float) -> float:
         """Fuel at full-load heat rate plus variable O&M [USD/kWh] (same dollar year)."""
+        fuel_usd_per_mmbtu = check_number(fuel_usd_per_mmbtu, "fuel_usd_per_mmbtu", ge=0.0,
+                                          unit="USD/MMBtu", hint="Natural gas is near 3.5.")
         return (self.heat_rate_btu_per_kwh / _BTU_PER_MMBTU * fuel_usd_per_mmbtu
                 + self.variable_om_usd_per_mwh / 1000.0)
 
@@ -132,6 +136,8 @@ class GeneratorTechnology:
         LP"); ``unit_commitment=True`` keeps it, with integer units of ``unit_size_kw``
         (eq. 17, a MILP: slow on a year). ``overrides`` replace single fields.
         """
+        if not isinstance(unit_commitment, (bool, np.bool_)):
+            raise InputError(f"unit_commitment: expected True or False, got {unit_commitment!r}.")
         kwargs: dict[str, Any] = {
             "emission_kg_per_kwh": self.emission_kg_per_kwh,
             "max_run_hours_per_year": self.max_run_hours_per_year,
@@ -205,6 +211,11 @@ class CostSet:
         """``year`` if the set has it (None: the first) [year]; otherwise an InputError."""
         if year is None:
             return self.years[0]
+        if isinstance(year, (bool, np.bool_)) or not isinstance(year, (int, np.integer)):
+            raise InputError(
+                f"cost set {self.name!r}: year must be an int such as {self.years[0]} (or None "
+                f"for the first), got {year!r} ({type(year).__name__})."
+            )
         if year not in self.years:
             raise InputError(
                 f"cost set {self.name!r} has no figures for year {year!r}; expected one of "

@@ -221,3 +221,20 @@ def test_numpy_numbers_in_the_configuration_are_numbers():
                                                           unit_size_kw=100)
     assert "got np.True_" in message_of(lambda: mg.Costs(np.bool_(True), 30, 20, 50,
                                                          import_usd_per_kwh=0.05))
+
+
+def test_technology_and_cost_set_arguments_are_checked():
+    diesel = mg.technology("diesel")
+    # a negative fuel price gave a negative price per kWh; text a TypeError
+    assert ("fuel_usd_per_mmbtu: expected a finite number >= 0 [USD/MMBtu], got -1."
+            in message_of(lambda: diesel.fuel_usd_per_kwh(-1)))
+    assert "got '3' (str)" in message_of(lambda: diesel.fuel_usd_per_kwh("3"))
+    assert diesel.fuel_usd_per_kwh(0.0) == diesel.variable_om_usd_per_mwh / 1000.0
+    assert ("unit_commitment: expected True or False, got 'yes'"
+            in message_of(lambda: diesel.generator(unit_commitment="yes")))
+    # '2025' was refused as 'no figures for year '2025'; expected one of [2025, 2030]'
+    assert ("cost set 'atb2024-moderate': year must be an int such as 2025 (or None for the "
+            "first), got '2025' (str)" in message_of(lambda: mg.costs("atb2024-moderate",
+                                                                      year="2025")))
+    assert mg.costs("atb2024-moderate", year=np.int64(2030)) == mg.costs("atb2024-moderate",
+                                                                         year=2030)
