@@ -192,6 +192,7 @@ def prepare_inputs(
     extra = _check_extra_generators(extra_generators, generator, generator_name)
     if carbon is not None and not isinstance(carbon, Carbon):
         raise InputError(f"size: carbon must be a microgrid.Carbon or None, got {carbon!r}.")
+    _warn_price_units(costs)
     month, month_weight = _months(index)
     dt_h = step_s / 3600.0
     data = ModelInputs(
@@ -221,6 +222,24 @@ def prepare_inputs(
         generator_name=generator_name,
     )
     return data, index
+
+
+#: an energy price above this is taken for USD/MWh given as USD/kWh [USD/kWh]: scarcity caps
+#: of wholesale markets are a few USD/kWh, a median of them never
+MAX_MEDIAN_USD_PER_KWH = 5.0
+
+
+def _warn_price_units(costs: Costs) -> None:
+    """Warn about an energy price whose median looks like USD/MWh (1000x the USD/kWh)."""
+    for name in ("import_usd_per_kwh", "export_usd_per_kwh", "fuel_usd_per_kwh",
+                 "battery_throughput_usd_per_kwh"):
+        value = getattr(costs, name)
+        median = float(value.median()) if isinstance(value, pd.Series) else float(value)
+        if median > MAX_MEDIAN_USD_PER_KWH:
+            warnings.warn(
+                f"size: costs.{name} has a median of {median:g} USD/kWh, above "
+                f"{MAX_MEDIAN_USD_PER_KWH:g}; is it in USD/MWh? Divide by 1000 for USD/kWh.",
+                InputWarning, stacklevel=4)
 
 
 def _check_extra_generators(extra: Any, generator: Generator,

@@ -238,3 +238,22 @@ def test_technology_and_cost_set_arguments_are_checked():
                                                                       year="2025")))
     assert mg.costs("atb2024-moderate", year=np.int64(2030)) == mg.costs("atb2024-moderate",
                                                                          year=2030)
+
+
+def test_a_price_in_usd_per_mwh_is_named_in_a_warning():
+    # 50 'USD/kWh' (50 USD/MWh given as per kWh) sizes a site against a 1000x price
+    costs = mg.Costs(60, 30, 20, 50, import_usd_per_kwh=pd.Series(50.0, IDX))
+    with pytest.warns(InputWarning) as caught:
+        size(costs=costs)
+    assert [str(w.message) for w in caught if "median" in str(w.message)] == [
+        "size: costs.import_usd_per_kwh has a median of 50 USD/kWh, above 5; is it in USD/MWh? "
+        "Divide by 1000 for USD/kWh."]
+
+
+def test_plausible_prices_raise_no_warning():
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        size(costs=mg.Costs(60, 30, 20, 50, import_usd_per_kwh=pd.Series(
+            np.where(IDX.hour == 18, 4.0, 0.05), IDX), fuel_usd_per_kwh=0.3))
