@@ -117,7 +117,8 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
     if not conv.all():
         raise InputError(
             f"the power flow with {p_mw} MW at bus {bus} does not converge; the network cannot "
-            "carry this facility at all (see grid.hosting_capacity)."
+            "carry this facility at all (see grid.hosting_capacity). p_mw is in MW: divide a "
+            "power in kW by 1000."
         )
     out = engines.flows(model, v, p, q_mvar(p, pf), np.ones(len(p)))
     idx = net.bus.index

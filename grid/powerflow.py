@@ -313,8 +313,11 @@ def assemble(net, series: pd.Series, out: dict[str, np.ndarray], converged: np.n
     idx = series.index
     n_bad = int((~converged).sum())
     if n_bad:
-        log.warning("grid.timeseries: %d of %d steps did not converge (first at %s)",
-                    n_bad, len(idx), idx[~converged][0])
+        # no step at all solving is the mark of a kW series read as MW
+        hint = ("; the series is read as MW (peak %.6g MW): name it '*_kw' if it is in kW"
+                % float(series.max()) if n_bad == len(idx) else "")
+        log.warning("grid.timeseries: %d of %d steps did not converge (first at %s)%s",
+                    n_bad, len(idx), idx[~converged][0], hint)
     return GridResult(
         vm_pu=pd.DataFrame(out["vm_pu"], index=idx, columns=net.bus.index.copy()),
         line_loading_percent=pd.DataFrame(out["line_loading_percent"], index=idx,

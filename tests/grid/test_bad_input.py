@@ -272,3 +272,14 @@ def test_plots_refuse_bad_arguments(result, draw, message):
     with pytest.raises(InputError) as err:
         draw(result)
     assert message in str(err.value)
+
+
+def test_a_kw_series_read_as_mw_is_named_in_the_warning(net, caplog):
+    # 1,000-3,000 'MW' at a 20 kV bus: no step solves; the warning says how the series was read
+    with caplog.at_level("WARNING", logger="grid.powerflow"):
+        res = grid.timeseries(net, (LOAD_MW * 1e3).rename(None), bus=5)
+    assert not res.converged.any()
+    assert ("6 of 6 steps did not converge (first at 2024-01-01 00:00:00+00:00); the series is "
+            "read as MW (peak 3000 MW): name it '*_kw' if it is in kW") in caplog.text
+    with pytest.raises(InputError, match="p_mw is in MW: divide a power in kW by 1000"):
+        grid.load_loss(net, bus=5, p_mw=5000.0)
