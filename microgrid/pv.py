@@ -15,13 +15,14 @@ of the year is conserved at any step.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
 import pvlib
 
 from aiload._checks import check_finite_values, check_number
-from aiload.errors import InputError
+from aiload.errors import InputError, InputWarning
 from aiload.timeseries import require_tz_aware, step_seconds
 
 __all__ = ["pv_availability", "default_weather", "check_availability", "MAX_KW_PER_KWP"]
@@ -93,11 +94,14 @@ def _chain_kw_per_kwp(
     dc_ac_ratio: float,
     system_losses_percent: float,
     inverter_efficiency: float,
+    check_timing: bool = False,
 ) -> pd.Series:
     step = pd.Timedelta(seconds=step_seconds(weather.index, "weather"))
     # sun position at the middle of each interval: its irradiance is an interval mean
     mid = weather.index + step / 2
     sun = pvlib.solarposition.get_solarposition(mid, latitude, longitude, altitude=altitude)
+    if check_timing:
+        _warn_timing(weather, mid, longitude, sun["equation_of_time"])
     dni_extra = pvlib.irradiance.get_extra_radiation(mid)
     poa = pvlib.irradiance.get_total_irradiance(
         tilt,
@@ -123,6 +127,33 @@ def _chain_kw_per_kwp(
     )
     ac_kw = np.clip(np.nan_to_num(np.asarray(ac_kw, dtype=float)), 0.0, ac_rating_kw)
     return pd.Series(ac_kw, index=weather.index, name="pv_kw_per_kwp")
+
+
+#: a weather year whose irradiance-weighted hour angle is further than this from solar noon
+#: is shifted in time [deg] (15 deg = 1 h): 0.02 deg for the bundled TMY3, 15 for it read
+#: hour-ending
+MAX_MEAN_HOUR_ANGLE_DEG = 7.5
+
+
+def _warn_timing(weather: pd.DataFrame, mid: pd.DatetimeIndex, longitude: float,
+                 equation_of_time: pd.Series) -> None:
+    """Warn when the irradiance is centred away from solar noon (labels shifted or mis-zoned).
+
+    Over four weeks or more, clouds average out and the GHI-weighted mean hour angle is
+    near 0; hour-ending labels read as interval starts put it near +15 deg (1 h late), a
+    local clock labelled UTC hours away.
+    """
+    ghi = weather["ghi"].to_numpy(dtype=float)
+    if weather.index[-1] - weather.index[0] < pd.Timedelta(days=28) or not ghi.sum() > 0:
+        return
+    hour_angle = pvlib.solarposition.hour_angle(mid, longitude, equation_of_time.to_numpy())
+    mean_deg = float((ghi * np.asarray(hour_angle)).sum() / ghi.sum())
+    if abs(mean_deg) > MAX_MEAN_HOUR_ANGLE_DEG:
+        warnings.warn(
+            f"pv_availability: the weather's irradiance is centred {mean_deg / 15:+.2f} h from "
+            "solar noon (GHI-weighted); its labels look shifted. Label each row by the START "
+            "of its interval (TMY files are hour-ending: shift them back one step) in the "
+            "right time zone.", InputWarning, stacklevel=4)
 
 
 def _map_to_index(avail: pd.Series, index: pd.DatetimeIndex) -> pd.Series:
@@ -246,6 +277,7 @@ def pv_availability(
     >>> bool(1200 < a.sum() < 1500)   # kWh per kWp per year in Greensboro, NC
     True
     """
+    own_weather = weather is not None
     if weather is None:
         weather, meta = default_weather()
         latitude = meta["latitude"] if latitude is None else latitude
@@ -300,6 +332,7 @@ def pv_availability(
         dc_ac_ratio=dc_ac_ratio,
         system_losses_percent=system_losses_percent,
         inverter_efficiency=inverter_efficiency,
+        check_timing=own_weather,
     )
     if index is None:
         return avail

@@ -257,3 +257,25 @@ def test_plausible_prices_raise_no_warning():
         warnings.simplefilter("error", InputWarning)
         size(costs=mg.Costs(60, 30, 20, 50, import_usd_per_kwh=pd.Series(
             np.where(IDX.hour == 18, 4.0, 0.05), IDX), fuel_usd_per_kwh=0.3))
+
+
+@pytest.mark.parametrize(("shift", "centred"), [("1h", "+1.00 h"), ("-5h", "-5.00 h")])
+def test_weather_labels_shifted_from_the_sun_are_named_in_a_warning(weather, shift, centred):
+    # hour-ending TMY labels read as interval starts (+1 h), or a local clock labelled UTC
+    _, meta = mg.default_weather()
+    shifted = weather.set_axis(weather.index + pd.Timedelta(shift))
+    with pytest.warns(InputWarning) as caught:
+        mg.pv_availability(shifted, latitude=meta["latitude"], longitude=meta["longitude"])
+    assert [str(w.message) for w in caught if "solar noon" in str(w.message)] == [
+        f"pv_availability: the weather's irradiance is centred {centred} from solar noon "
+        "(GHI-weighted); its labels look shifted. Label each row by the START of its interval "
+        "(TMY files are hour-ending: shift them back one step) in the right time zone."]
+
+
+def test_weather_labelled_by_interval_start_raises_no_timing_warning(weather):
+    import warnings
+
+    _, meta = mg.default_weather()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", InputWarning)
+        mg.pv_availability(weather, latitude=meta["latitude"], longitude=meta["longitude"])
