@@ -382,9 +382,18 @@ def _read(path: Path) -> tuple[str, dict[str, Any]]:
     try:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
+        reason = str(exc)
+        if reason.startswith(("Cannot overwrite a value", "Cannot declare")):
+            fix = ("A key or a [table] is written twice there; keep one of them (each key once "
+                   "per table, each [table] header once).")
+        elif reason.startswith(("Invalid value", "Expected newline or end of document")):
+            fix = ("Most often a text value without its double quotes: write freq = \"1min\", "
+                   "preset = \"inference-1mw\"; numbers, true/false and date-times "
+                   "(2025-01-01T00:00:00Z) take none.")
+        else:
+            fix = "Check quotes, brackets and that every key = value pair is on one line."
         raise ScenarioError(
-            f"scenario file {str(path)!r}: not valid TOML: {exc}. Check quotes, brackets and "
-            "that every key = value pair is on one line."
+            f"scenario file {str(path)!r}: not valid TOML: {reason}. {fix}"
         ) from None
 
 

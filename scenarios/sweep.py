@@ -28,7 +28,8 @@ from aiload.errors import InputError
 from aiload.metrics import summary as metrics_summary
 from aiload.outputs import OutputDir, clean_debris, unmarked_output, write_atomic, write_marker
 from scenarios import report, studies
-from scenarios.loader import load_scenario, resolve_source
+from scenarios.loader import ScenarioError, load_scenario, resolve_source
+from scenarios.loader import _toml as _shown  # a value spelled as after --set
 from scenarios.runner import jsonable
 from scenarios.schema import FacilitySection
 
@@ -88,14 +89,36 @@ def plan_cases(source: str | Path, sets: Mapping[str, Sequence[Any]] | None = No
                 f"sweep over {key!r}: only facility fields can be swept (e.g. facility.utilization, "
                 "facility.seed); run grid and sizing studies per case with `aiload run --set`."
             )
+    from_file = [k for k in base.sweep.values if k not in (sets or {})]
+    for key, values in axes.items():
+        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence) or not values:
+            # no value: no case, and the sweep had nothing to combine (was an IndexError)
+            where = "[sweep] values" if key in from_file else "--set"
+            raise InputError(
+                f"{where} {key!r} = {values!r}: expected a list of one or more values, e.g. "
+                f"{key} = [0.2, 0.4] in [sweep] values or --set {key}=0.2,0.4; remove the key "
+                "to keep the file's value."
+            )
     keys = sorted(axes)
     cases = []
     for i, values in enumerate(itertools.product(*(axes[k] for k in keys))):
         case_over = dict(zip(keys, values))
-        scenario = load_scenario(source, overrides={**dict(overrides or {}), **case_over})
+        try:
+            scenario = load_scenario(source, overrides={**dict(overrides or {}), **case_over})
+        except ScenarioError as exc:
+            raise ScenarioError(_from_sweep_table(str(exc), case_over, from_file)) from None
         studies.check_facility(scenario.facility)
         cases.append(Case(f"case-{i:03d}", case_over, scenario.facility))
     return base, cases
+
+
+def _from_sweep_table(message: str, case: Mapping[str, Any], from_file: Sequence[str]) -> str:
+    """A case's validation message with the values of the file's [sweep] values named as such,
+    not as the --set the loader takes them for."""
+    for key in from_file:
+        for text in (f"--set {key}={_shown(case[key])}", f"--set {key}"):
+            message = message.replace(text, f"[sweep] values {key} = {_shown(case[key])}")
+    return message
 
 
 def _value_at(section: FacilitySection, parts: Sequence[str]) -> Any:

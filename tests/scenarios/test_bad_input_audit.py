@@ -436,3 +436,35 @@ def test_output_on_a_file_system_that_refuses_writes_fails_before_the_run(tmp_pa
         assert (f"output folder {str(locked / 'out')!r}: cannot write in {str(locked)!r} "
                 "(Read-only file system); choose a folder you can write to.") in err
         assert list(locked.iterdir()) == []
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('freq = "15min"', "freq = 15min", "not valid TOML: Expected newline or end of document after "
+     "a statement (at line 8, column 10). Most often a text value without its double quotes: "
+     "write freq = \"1min\""),
+    ("utilization = 0.6", "utilization = 0.6\nutilization = 0.5", "not valid TOML: Cannot "
+     "overwrite a value (at line 6, column 18). A key or a [table] is written twice there; keep "
+     "one of them"),
+])
+def test_toml_syntax_errors_name_the_likely_fix(tmp_path, capsys, old, new, message):
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO.replace(old, new))
+    err = _refused(tmp_path, capsys, [str(path)])
+    assert message in err
+
+
+@pytest.mark.parametrize("values, message", [
+    # no value: no case; the sweep wrote its plan, then failed with an IndexError traceback
+    ("[]", "[sweep] values 'facility.utilization' = []: expected a list of one or more values, "
+     "e.g. facility.utilization = [0.2, 0.4] in [sweep] values or --set "
+     "facility.utilization=0.2,0.4"),
+    # a bad value of the file's [sweep] table was reported as a --set
+    ("[0.4, 1.4]", "  [sweep] values facility.utilization = 1.4: field 'facility.utilization' = "
+     "1.4: Input should be less than or equal to 1."),
+])
+def test_bad_sweep_values_of_the_file_are_named_as_such(tmp_path, capsys, values, message):
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO + f'[sweep]\nvalues = {{ "facility.utilization" = {values} }}\n')
+    err = _refused(tmp_path, capsys, [str(path), "--workers", "0"], command="sweep")
+    assert message in err
+    assert "--set" not in err.split(message)[0]
