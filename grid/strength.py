@@ -69,12 +69,16 @@ class ShortCircuitData:
             value = getattr(self, f.name)
             if value is None:
                 continue
-            if (isinstance(value, bool) or not isinstance(value, (int, float))
-                    or not math.isfinite(value) or value <= 0):
+            if not is_number(value) or not math.isfinite(value) or value <= 0:
                 raise InputError(
                     f"ShortCircuitData.{f.name}: expected a positive finite number or None, "
                     f"got {value!r}."
                 )
+        lo, hi = self.ext_grid_sc_min_mva, self.ext_grid_sc_max_mva
+        if lo is not None and hi is not None and lo > hi:
+            raise InputError(f"ShortCircuitData: ext_grid_sc_min_mva ({lo!r}) exceeds "
+                             f"ext_grid_sc_max_mva ({hi!r}); the minimum case is the weaker "
+                             "grid. Swap them.")
         if self.gen_cos_phi is not None and self.gen_cos_phi > 1:
             raise InputError(f"ShortCircuitData.gen_cos_phi: expected a power factor in (0, 1], "
                              f"got {self.gen_cos_phi!r}.")

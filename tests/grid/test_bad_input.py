@@ -283,3 +283,11 @@ def test_a_kw_series_read_as_mw_is_named_in_the_warning(net, caplog):
             "read as MW (peak 3000 MW): name it '*_kw' if it is in kW") in caplog.text
     with pytest.raises(InputError, match="p_mw is in MW: divide a power in kW by 1000"):
         grid.load_loss(net, bus=5, p_mw=5000.0)
+
+
+def test_short_circuit_data_refuses_min_above_max():
+    with pytest.raises(InputError, match=r"ShortCircuitData: ext_grid_sc_min_mva \(500\) exceeds "
+                                         r"ext_grid_sc_max_mva \(100\); the minimum case is the "
+                                         r"weaker grid. Swap them."):
+        grid.ShortCircuitData(ext_grid_sc_max_mva=100, ext_grid_sc_min_mva=500)
+    assert grid.ShortCircuitData(ext_grid_sc_max_mva=500, ext_grid_sc_min_mva=500)
