@@ -211,7 +211,7 @@ def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int],
     message = plain(err["msg"].removeprefix("Value error, ")).rstrip(".")
     if err["type"] == "value_error" and isinstance(value, Mapping):
         # a check across the keys of a whole table: name the table, not its contents
-        return f"  {where}in table [{field}]: {message}."
+        return f"  {where}in table [{field}]: {message}" + ("" if message.endswith("?") else ".")
     text = f"  {where}field {field!r} = {shown(value)}: {message}"
     hint = form_hint(err["type"], field, from_set=key is not None, value=value,
                      of_tables=_holds_tables(loc))
@@ -220,7 +220,7 @@ def _describe(err: dict[str, Any], lines: Mapping[tuple[str, ...], int],
     if meaning and err["type"] != "value_error":
         # pydantic's own checks (types, bounds) say nothing of what the field is
         text += f". {field}: {meaning}"
-    return text + "."
+    return text + ("" if text.endswith("?") else ".")  # a "did you mean" ends it already
 
 
 def _holds_tables(loc: Sequence[Any]) -> bool:

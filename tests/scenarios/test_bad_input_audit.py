@@ -468,3 +468,12 @@ def test_bad_sweep_values_of_the_file_are_named_as_such(tmp_path, capsys, values
     err = _refused(tmp_path, capsys, [str(path), "--workers", "0"], command="sweep")
     assert message in err
     assert "--set" not in err.split(message)[0]
+
+
+def test_a_did_you_mean_ends_the_line_without_a_second_stop(tmp_path):
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(_scenario(tmp_path),
+                      overrides={"facility.flexibility.merit_order": ["battery", "powercap"]})
+    line = str(info.value).splitlines()[1]
+    assert line.endswith("unknown lever 'powercap'; expected names from ['battery', 'inference', "
+                         "'power_cap', 'deferral']. Did you mean 'power_cap'?")
