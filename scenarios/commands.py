@@ -71,6 +71,32 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _epilog(command: str) -> str:
+    """Examples, and where the bundled scenarios are to copy one as a start."""
+    from importlib import resources  # noqa: PLC0415
+
+    folder = resources.files("scenarios") / "bundled"
+    if command == "run":
+        examples = (
+            "  aiload run inference-1mw --set facility.end=2025-01-02T00:00:00Z -o out/day1\n"
+            "  aiload run inference-1mw --set facility.utilization=0.4 "
+            "--set 'facility.overrides={ bursts = true }'\n"
+        )
+    else:
+        examples = (
+            "  aiload sweep colocation-10mw --set facility.end=2025-01-08T00:00:00Z "
+            "--replicates 5\n"
+            "  aiload sweep my-site.toml --set facility.utilization=0.2,0.4,0.6 --workers 4\n"
+        )
+    return (
+        f"examples:\n{examples}"
+        "--set takes TOML values: numbers and true/false bare, date-times with a time zone\n"
+        "(2025-01-01T00:00:00Z), arrays and tables in single quotes for the shell.\n"
+        f"To write your own scenario, copy a bundled one from\n  {folder}\n"
+        "(its fields, units and ranges: docs/scenario-schema.md in the aiload repository)."
+    )
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add ``run`` and ``sweep`` to the ``aiload`` command."""
     names = ", ".join(bundled_names())
@@ -78,6 +104,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "run", help="run a scenario: facility, metrics, grid studies, sizing, report",
         description="Run every section of a scenario and write facility.parquet, metrics.csv, "
         "grid and sizing results, summary.json and a self-contained report.html.",
+        epilog=_epilog("run"), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("scenario", help=_SCENARIO_HELP.format(names))
     run.add_argument("-o", "--output", type=Path,
@@ -94,6 +121,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Run every combination of --set values x replicates on a Dask cluster; each "
         "finished task is written at once, so an interrupted sweep resumes. Writes bands.parquet "
         "(percentiles across replicates) and comparison.csv (metrics per case).",
+        epilog=_epilog("sweep"), formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sweep.add_argument("scenario", help=_SCENARIO_HELP.format(names))
     sweep.add_argument("--set", action="append", metavar="FIELD=V1,V2,...",

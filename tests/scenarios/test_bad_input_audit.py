@@ -477,3 +477,16 @@ def test_a_did_you_mean_ends_the_line_without_a_second_stop(tmp_path):
     line = str(info.value).splitlines()[1]
     assert line.endswith("unknown lever 'powercap'; expected names from ['battery', 'inference', "
                          "'power_cap', 'deferral']. Did you mean 'power_cap'?")
+
+
+@pytest.mark.parametrize("command", ["run", "sweep"])
+def test_help_shows_examples_and_where_the_bundled_scenarios_are(capsys, command):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert f"examples:\n  aiload {command} " in out
+    assert "--set takes TOML values: numbers and true/false bare, date-times with a time zone" in out
+    folder = Path(out.split("copy a bundled one from\n  ")[1].splitlines()[0])
+    assert sorted(p.stem for p in folder.glob("*.toml")) == sorted(
+        ["campus-100mw-flexible", "campus-100mw-interconnection", "campus-100mw-microgrid",
+         "colocation-10mw", "custom-fleet", "inference-1mw"])
