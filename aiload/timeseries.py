@@ -69,7 +69,7 @@ def step_seconds(index: pd.Index, what: str = "series") -> float:
         # a daily freq in a zone with DST labels local midnights 23 or 25 h apart while
         # reporting 24 h: check a daily (short) index label by label
         if step >= 86400.0:
-            gaps = np.flatnonzero(np.diff(index.asi8) != round(step * 1e9))
+            gaps = np.flatnonzero(np.diff(_ns(index)) != round(step * 1e9))
             if gaps.size:
                 i = int(gaps[0]) + 1
                 raise InputError(
@@ -80,7 +80,7 @@ def step_seconds(index: pd.Index, what: str = "series") -> float:
                     "fixed step in real time, e.g. hourly."
                 )
         return step
-    diffs = np.diff(index.asi8)
+    diffs = np.diff(_ns(index))
     if not np.all(diffs == diffs[0]) or diffs[0] <= 0:
         bad = int(np.flatnonzero(diffs != diffs[0])[0]) + 1 if diffs[0] > 0 else 1
         raise InputError(
@@ -89,6 +89,13 @@ def step_seconds(index: pd.Index, what: str = "series") -> float:
             "aiload.resample(series, freq=...) to get interval means on a fixed grid."
         )
     return diffs[0] / 1e9
+
+
+def _ns(index: pd.Index) -> np.ndarray:
+    """The labels as int64 nanoseconds, whatever the index's unit (``asi8`` is in its unit:
+    microseconds for a ``datetime64[us]`` index, which read as ns made an hour 3.6 s)."""
+    as_unit = getattr(index, "as_unit", None)
+    return (as_unit("ns") if as_unit is not None else index).asi8
 
 
 def _freq_seconds(freq, what: str) -> float:

@@ -279,3 +279,23 @@ def test_weather_labelled_by_interval_start_raises_no_timing_warning(weather):
     with warnings.catch_warnings():
         warnings.simplefilter("error", InputWarning)
         mg.pv_availability(weather, latitude=meta["latitude"], longitude=meta["longitude"])
+
+
+def test_a_microsecond_index_without_freq_is_sized_as_the_same_hours():
+    # asi8 of a datetime64[us] index is in microseconds: an hour was taken for 3.6 s, and the
+    # battery came out at 15 kWh instead of 5,273
+    idx = pd.date_range("2025-06-01", periods=72, freq="h", tz="UTC")
+    pv = mg.pv_availability(index=idx)
+    prices = np.where(idx.hour > 16, 0.3, 0.05)
+
+    def run(index):
+        costs = mg.Costs(60, 30, 20, 50, import_usd_per_kwh=pd.Series(prices, index),
+                         fuel_usd_per_kwh=0.5)
+        return size(pd.Series(1000.0, index, name="facility_kw"), costs=costs,
+                    pv_availability=pv.set_axis(index), import_limit_kw=800,
+                    ramp_limit_kw_per_h=100)
+
+    a, b = run(idx), run(pd.DatetimeIndex(idx.as_unit("us"), freq=None))
+    assert a.battery_kwh > 1000
+    assert (b.battery_kwh, b.pv_kwp, b.total_annual_cost_usd) == (
+        a.battery_kwh, a.pv_kwp, a.total_annual_cost_usd)
