@@ -58,7 +58,7 @@ def resolve_source(name_or_path: str | Path) -> Path:
     ScenarioError
         Neither an existing file nor a bundled name; lists the bundled names and the nearest.
     """
-    path = Path(name_or_path)
+    path = Path(name_or_path).expanduser()  # a quoted '~/site.toml' is not expanded by the shell
     if path.is_file():
         return path
     if path.is_dir():

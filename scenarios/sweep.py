@@ -247,6 +247,26 @@ def _check_start_method(start_method: str | None) -> None:
         )
 
 
+#: how long `aiload sweep --scheduler` tries to reach the scheduler before it gives up [s]
+SCHEDULER_TIMEOUT_S = 10.0
+
+
+def _check_scheduler(address: str) -> None:
+    """Reach the scheduler once before anything is written (a bad address was a traceback from
+    inside Dask, after the sweep's plan had been written)."""
+    from distributed import Client  # noqa: PLC0415
+
+    try:
+        Client(address, timeout=f"{SCHEDULER_TIMEOUT_S:g}s").close()
+    except (OSError, ValueError, TypeError) as exc:  # TimeoutError is an OSError
+        raise InputError(
+            f"--scheduler {address!r}: no Dask scheduler answers there ({type(exc).__name__}: "
+            f"{exc}); expected the address of a running `dask scheduler`, e.g. "
+            "tcp://10.0.0.5:8786, or leave --scheduler out for a local cluster (--workers N). "
+            "Nothing was written."
+        ) from None
+
+
 def local_cluster(workers: int, *, start_method: str | None = None):
     """A local Dask cluster of ``workers`` single-threaded worker processes, tuned for sweeps.
 
@@ -439,6 +459,8 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     """
     _check_start_method(start_method)  # before anything is written
     _check_counts(replicates, workers)
+    if scheduler is not None:
+        _check_scheduler(scheduler)
     # absolute: workers may run in another directory
     output = OutputDir(out_dir, kind="sweep", overwrite=overwrite, create_parents=create_parents,
                        protect=[resolve_source(source)],

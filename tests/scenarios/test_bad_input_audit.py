@@ -489,3 +489,24 @@ def test_help_shows_examples_and_where_the_bundled_scenarios_are(capsys, command
     folder = Path(out.split("copy a bundled one from\n  ")[1].splitlines()[0])
     assert "inference-1mw" in bundled_names()
     assert sorted(p.stem for p in folder.glob("*.toml")) == bundled_names()
+
+
+@pytest.mark.parametrize("address, reason", [
+    ("foo", "(ValueError: missing port number in address 'foo')"),
+    ("tcp://127.0.0.1:1", "(OSError: Timed out trying to connect to tcp://127.0.0.1:1 after 1 s)"),
+])
+def test_a_scheduler_that_does_not_answer_is_refused_before_anything_is_written(
+        tmp_path, capsys, monkeypatch, address, reason):
+    # was a traceback from inside Dask after the sweep's plan had been written
+    monkeypatch.setattr("scenarios.sweep.SCHEDULER_TIMEOUT_S", 1.0)
+    err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--scheduler", address],
+                   command="sweep")
+    assert (f"--scheduler {address!r}: no Dask scheduler answers there {reason}; expected the "
+            "address of a running `dask scheduler`, e.g. tcp://10.0.0.5:8786, or leave "
+            "--scheduler out for a local cluster (--workers N). Nothing was written.") in err
+
+
+def test_a_quoted_home_path_is_expanded(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _scenario(tmp_path)
+    assert load_scenario("~/s.toml").name == "t"
