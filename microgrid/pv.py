@@ -168,7 +168,12 @@ def _map_to_index(avail: pd.Series, index: pd.DatetimeIndex) -> pd.Series:
     if abs(n_src * src_step_h - _HOURS_PER_YEAR) > 1e-9:
         raise InputError(
             f"pv_availability: the weather covers {n_src * src_step_h:g} h, expected one "
-            f"{_HOURS_PER_YEAR} h year to map onto another index; pass a full weather year."
+            f"{_HOURS_PER_YEAR} h year to map onto another index; pass a full weather year"
+            + (" (a leap year: drop 29 February and relabel the rest onto a non-leap year, "
+               "e.g. w = weather[~((weather.index.month == 2) & (weather.index.day == 29))]; "
+               "w.index = pd.date_range('2023-01-01', periods=len(w), freq=w.index[1] - "
+               "w.index[0], tz=w.index.tz))." if abs(n_src * src_step_h - 8784) < 1e-9
+               else ".")
         )
     # cumulative energy [kWh/kWp] at the edges of the weather intervals
     cum = np.concatenate([[0.0], np.cumsum(avail.to_numpy(dtype=float) * src_step_h)])

@@ -299,3 +299,21 @@ def test_a_microsecond_index_without_freq_is_sized_as_the_same_hours():
     assert a.battery_kwh > 1000
     assert (b.battery_kwh, b.pv_kwp, b.total_annual_cost_usd) == (
         a.battery_kwh, a.pv_kwp, a.total_annual_cost_usd)
+
+
+def test_a_leap_weather_year_is_refused_with_a_recipe_that_works(weather):
+    # 8784 h was refused as 'pass a full weather year' although it is one
+    _, meta = mg.default_weather()
+    site = {"latitude": meta["latitude"], "longitude": meta["longitude"]}
+    year = weather.set_axis(pd.date_range("2024-01-01", periods=8760, freq="h",
+                                          tz=weather.index.tz))
+    leap = pd.concat([year, year.iloc[-24:].set_axis(year.index[-24:] + pd.Timedelta("1D"))])
+    text = message_of(lambda: mg.pv_availability(leap, **site, index=IDX))
+    assert "the weather covers 8784 h, expected one 8760 h year" in text
+    assert "(a leap year: drop 29 February and relabel the rest onto a non-leap year" in text
+    # the recipe in the message, run as written
+    weather = leap
+    w = weather[~((weather.index.month == 2) & (weather.index.day == 29))]
+    w.index = pd.date_range('2023-01-01', periods=len(w), freq=w.index[1] - w.index[0],
+                            tz=w.index.tz)
+    assert mg.pv_availability(w, **site, index=IDX).sum() > 0
