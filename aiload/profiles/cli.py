@@ -32,6 +32,20 @@ def _list(args: argparse.Namespace) -> int:
     from aiload.profiles import catalog
 
     cat = catalog()
+    for column in ("workload", "hardware"):
+        given = getattr(args, column)
+        known = sorted(set(cat[column]))
+        if given and given not in known:  # was an empty table without a word
+            import difflib
+
+            from aiload.errors import InputError
+
+            near = difflib.get_close_matches(given, known, n=1)
+            raise InputError(
+                f"--{column} {given!r}: no bundled profile has this {column}."
+                + (f" Did you mean {near[0]!r}?" if near else "")
+                + f" Known: {', '.join(known)}; or leave --{column} out to list all."
+            )
     if args.workload:
         cat = cat[cat["workload"] == args.workload]
     if args.hardware:

@@ -510,3 +510,13 @@ def test_a_quoted_home_path_is_expanded(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path))
     _scenario(tmp_path)
     assert load_scenario("~/s.toml").name == "t"
+
+
+def test_profiles_filter_that_matches_nothing_names_the_known_values(capsys):
+    # printed an empty table ("Columns: [...] Index: []") and exited 0
+    assert main(["profiles", "--workload", "trainin"]) == 2
+    err = capsys.readouterr().err
+    assert ("aiload profiles: error: --workload 'trainin': no bundled profile has this workload. "
+            "Did you mean 'training'? Known: ") in err
+    assert main(["profiles", "--hardware", "H100"]) == 2
+    assert "Did you mean '4xH100'?" in capsys.readouterr().err
