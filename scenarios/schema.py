@@ -526,6 +526,17 @@ class GridSection(_Section):
     def _freq(cls, value: str) -> str:
         return _check_freq(value)
 
+    @field_validator("studies")
+    @classmethod
+    def _some_study(cls, value: list[str]) -> list[str]:
+        if not value:  # a [grid] table that ran nothing, without a word
+            raise ValueError(
+                f"no study; expected one or more of {', '.join(map(repr, GRID_STUDIES))}, e.g. "
+                "studies = [\"timeseries\"]; leave the key out for the default studies, or "
+                "remove the [grid] table for none"
+            )
+        return value
+
 
 class PVSection(_Section):
     """Fixed-tilt PV plant orientation for ``microgrid.pv_availability``."""

@@ -520,3 +520,15 @@ def test_profiles_filter_that_matches_nothing_names_the_known_values(capsys):
             "Did you mean 'training'? Known: ") in err
     assert main(["profiles", "--hardware", "H100"]) == 2
     assert "Did you mean '4xH100'?" in capsys.readouterr().err
+
+
+def test_a_grid_table_with_no_study_is_refused(tmp_path):
+    # ran the facility and wrote only the grid's load series, without a word
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO + '[grid]\nnetwork = "cigre_mv"\nbus = 5\nstudies = []\n')
+    with pytest.raises(ScenarioError) as info:
+        load_scenario(path)
+    assert ("line 12: field 'grid.studies' = []: no study; expected one or more of 'timeseries', "
+            "'hosting_capacity', ") in str(info.value)
+    assert ("leave the key out for the default studies, or remove the [grid] table for none."
+            ) in str(info.value)
