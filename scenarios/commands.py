@@ -44,7 +44,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         if len(values) != 1:
             raise ScenarioError(
                 f"--set {key}: `aiload run` takes one value, got {len(values)}; "
-                "use `aiload sweep` for several."
+                "use `aiload sweep` for several (a text with commas goes in double quotes: "
+                f"--set '{key}=\"a, b\"')."
             )
         overrides[key] = values[0]
     out = args.output or Path("aiload-out") / Path(str(args.scenario)).stem

@@ -294,6 +294,12 @@ def parse_set(text: str) -> tuple[str, list[Any]]:
                 "--set 'grid.studies=[\"timeseries\", \"load_loss\"]' or "
                 "--set 'facility.overrides={ nodes = 100 }'"
             ) from None
+    if stripped[:1] in "\"'":
+        # a quoted TOML string is ONE value, commas and all: --set 'description="a, b"'
+        try:
+            return field, [tomllib.loads(f"v = {stripped}")["v"]]
+        except tomllib.TOMLDecodeError:
+            pass  # several quoted values, "a","b": split below
     values = []
     for item in raw.split(","):
         item = item.strip()

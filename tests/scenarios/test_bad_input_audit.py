@@ -532,3 +532,14 @@ def test_a_grid_table_with_no_study_is_refused(tmp_path):
             "'hosting_capacity', ") in str(info.value)
     assert ("leave the key out for the default studies, or remove the [grid] table for none."
             ) in str(info.value)
+
+
+def test_a_quoted_text_with_commas_is_one_set_value(tmp_path, capsys):
+    from scenarios.loader import parse_set
+
+    # there was no way to give a text with a comma: it was always split into values
+    assert parse_set('description="Hello, world"') == ("description", ["Hello, world"])
+    assert parse_set('grid.network="a","b"') == ("grid.network", ["a", "b"])
+    err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--set", "description=Hello, world"])
+    assert ("--set description: `aiload run` takes one value, got 2; use `aiload sweep` for "
+            "several (a text with commas goes in double quotes: --set 'description=\"a, b\"').") in err
