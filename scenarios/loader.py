@@ -532,7 +532,7 @@ def _check_outages(outages: Any, where: _Where) -> None:
         times = window if isinstance(window, list) and len(window) == 2 else None
         if times is not None and all(isinstance(t, str) for t in times):
             try:
-                times = [dt.datetime.fromisoformat(t.replace("Z", "+00:00")) for t in times]
+                times = [dt.datetime.fromisoformat(t) for t in times]  # 'Z' read as UTC
             except ValueError:
                 times = None
         if times is None or not all(isinstance(t, dt.datetime) for t in times):

@@ -126,7 +126,7 @@ def _check_workloads(section: FacilitySection) -> None:
 def _check_served_model(i: int, service: Any, hardware: str, suggest: Callable) -> None:
     """The power curve of a service must exist for its hardware, and the served model must
     be the one its runs measured: another name was only a label on that curve."""
-    import aiload.profiles as profiles
+    from aiload import profiles
     from aiload.facility.catalogue import default_catalogue
 
     where = f"facility.inference[{i}]"
