@@ -177,11 +177,29 @@ def check_steps(scenario: Scenario) -> None:
                 f"never split. Set {name}.freq to a multiple of {scenario.facility.freq} or make "
                 "facility.freq finer."
             )
+        start, end = pd.Timestamp(scenario.facility.start), pd.Timestamp(scenario.facility.end)
+        if (end - start) % target:
+            # resample keeps whole steps only: the tail would be left out of the study unsaid
+            ends = [_iso(start + (end - start) // target * target),
+                    _iso(start + ((end - start) // target + 1) * target)]
+            raise InputError(
+                f"{name}.freq = {section.freq!r} does not divide the facility horizon "
+                f"{_iso(start)} .. {_iso(end)}: the last "
+                f"{((end - start) % target).total_seconds() / 60:g} min would be left out of "
+                f"the {name} study. Set facility.end = {ends[0]} or {ends[1]}, or a {name}.freq "
+                "that divides the horizon."
+            )
     if scenario.grid is not None and scenario.grid.flexible is not None:
         from scenarios.flexible_study import control_period_of  # noqa: PLC0415
 
         period = control_period_of(scenario.grid.flexible, scenario.facility)  # tables agree
         _check_flexible_steps(scenario, period)
+
+
+def _iso(stamp: pd.Timestamp) -> str:
+    """A time as written in a scenario file (``Z`` for UTC)."""
+    text = stamp.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
 def _check_flexible_steps(scenario: Scenario, period: str) -> None:

@@ -543,3 +543,21 @@ def test_a_quoted_text_with_commas_is_one_set_value(tmp_path, capsys):
     err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--set", "description=Hello, world"])
     assert ("--set description: `aiload run` takes one value, got 2; use `aiload sweep` for "
             "several (a text with commas goes in double quotes: --set 'description=\"a, b\"').") in err
+
+
+def test_a_study_step_that_does_not_divide_the_horizon_is_refused(tmp_path, capsys, monkeypatch,
+                                                                  grid_pkg):
+    # 6 h 30 min at grid.freq = 1h: resampling keeps whole hours, the last 30 min left the
+    # grid study without a word
+    def must_not_run(*args, **kwargs):
+        raise AssertionError("the facility model ran with a study step off the horizon")
+
+    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    path = tmp_path / "s.toml"
+    path.write_text(SCENARIO.replace("06:00:00Z", "06:30:00Z")
+                    + '[grid]\nnetwork = "cigre_mv"\nbus = 5\nstudies = ["timeseries"]\n')
+    err = _refused(tmp_path, capsys, [str(path)])
+    assert ("grid.freq = '1h' does not divide the facility horizon 2025-01-01T00:00:00Z .. "
+            "2025-01-01T06:30:00Z: the last 30 min would be left out of the grid study. Set "
+            "facility.end = 2025-01-01T06:00:00Z or 2025-01-01T07:00:00Z, or a grid.freq that "
+            "divides the horizon.") in err
