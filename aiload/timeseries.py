@@ -158,7 +158,8 @@ def validate_power_series(
         raise InputError(f"{what}: expected a pandas Series, got {type(power).__name__}.")
     if len(power) == 0:
         raise InputError(f"{what}: the series is empty; expected at least one interval.")
-    if not np.issubdtype(power.dtype, np.number):
+    # pandas' own dtypes (Float64, Int64, double[pyarrow]) are numbers too; bool is not
+    if not pd.api.types.is_numeric_dtype(power.dtype) or pd.api.types.is_bool_dtype(power.dtype):
         raise InputError(f"{what}: expected numeric values, got dtype {power.dtype}.")
     if absolute:
         require_tz_aware(power.index, what)
@@ -166,7 +167,7 @@ def validate_power_series(
         raise InputError(
             f"{what}: expected a DatetimeIndex or TimedeltaIndex, got {type(power.index).__name__}."
         )
-    values = power.to_numpy(dtype=float)
+    values = power.to_numpy(dtype=float, na_value=np.nan)  # pd.NA counts as NaN
     nan = np.flatnonzero(np.isnan(values))
     if nan.size:
         raise InputError(
@@ -180,7 +181,7 @@ def validate_power_series(
             f"{power.index[inf[0]]}; expected finite power. Correct or drop those intervals."
         )
     if not allow_negative:
-        neg = np.flatnonzero(power.to_numpy(dtype=float) < 0)
+        neg = np.flatnonzero(values < 0)
         if neg.size:
             raise InputError(
                 f"{what}: {neg.size} negative value(s), first {power.iloc[neg[0]]!r} at "

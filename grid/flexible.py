@@ -26,7 +26,7 @@ from aiload.errors import InputError
 from aiload.timeseries import step_seconds
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, facility_mw, is_number, q_mvar
-from grid.hosting import base_violation_text
+from grid.hosting import base_violation_text, refuse_slack_bus
 from grid.limits import Limits
 from grid.powerflow import _background_scale, solve
 
@@ -340,6 +340,7 @@ def flexible_interconnection(
     """
     series = facility_mw(load_kw, "load_kw")
     bus = check_bus(net, bus)
+    refuse_slack_bus(net, bus)
     pf = check_power_factor(power_factor)
     limits = limits if limits is not None else Limits()
     if not isinstance(limits, Limits):

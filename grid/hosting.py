@@ -16,7 +16,8 @@ from grid.attach import attach, check_bus, check_power_factor, is_number, q_mvar
 from grid.limits import Limits
 from grid.powerflow import background_values, solve
 
-__all__ = ["HostingCapacity", "hosting_capacity", "worst_violation", "base_violation_text"]
+__all__ = ["HostingCapacity", "hosting_capacity", "worst_violation", "base_violation_text",
+           "refuse_slack_bus"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,21 @@ def base_violation_text(out: dict[str, np.ndarray], converged: np.ndarray, limit
     )
 
 
+def refuse_slack_bus(net: pp.pandapowerNet, bus: int) -> None:
+    """Refuse the network's only slack bus: a load there is served by the external grid and
+    changes no voltage or flow, so no size breaks a limit (the search ran to ``p_max_mw``)."""
+    from grid.topology import slack_buses
+
+    slacks = slack_buses(net)
+    if slacks == {bus}:
+        raise InputError(
+            f"bus {bus} is the network's slack (external grid) bus: a facility there is "
+            "served by the external grid directly and changes no voltage or branch flow in the "
+            "network, so it has no hosting capacity to find. Pick a bus inside the network "
+            "(e.g. the low-voltage side of the transformer it would connect through)."
+        )
+
+
 def hosting_capacity(
     net: pp.pandapowerNet,
     *,
@@ -198,6 +214,7 @@ def hosting_capacity(
     (138, 'bus 49', 'vm_pu')
     """
     bus = check_bus(net, bus)
+    refuse_slack_bus(net, bus)
     pf = check_power_factor(power_factor)
     limits = limits if limits is not None else Limits()
     if not isinstance(limits, Limits):

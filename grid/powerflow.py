@@ -150,7 +150,7 @@ def background_values(background: pd.Series) -> np.ndarray:
             f"background: expected numeric multipliers [-] of the existing loads (e.g. 0.8), "
             f"got dtype {background.dtype}; convert it, e.g. background.astype(float)."
         )
-    values = background.to_numpy(dtype=np.float64)
+    values = background.to_numpy(dtype=np.float64, na_value=np.nan)  # pd.NA as NaN
     bad = np.flatnonzero(~np.isfinite(values) | (values < 0))
     if bad.size:
         raise InputError(

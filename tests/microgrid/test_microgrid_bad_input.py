@@ -317,3 +317,12 @@ def test_a_leap_weather_year_is_refused_with_a_recipe_that_works(weather):
     w.index = pd.date_range('2023-01-01', periods=len(w), freq=w.index[1] - w.index[0],
                             tz=w.index.tz)
     assert mg.pv_availability(w, **site, index=IDX).sum() > 0
+
+
+def test_a_nullable_float_load_is_sized_as_the_float_one():
+    a = size(LOAD_KW.astype("Float64"))
+    b = size(LOAD_KW)
+    assert a.total_annual_cost_usd == b.total_annual_cost_usd
+    with_na = LOAD_KW.astype("Float64").copy()
+    with_na.iloc[3] = pd.NA
+    assert "load_kw: 1 NaN value(s), first at 2025-01-01 03:00" in message_of(lambda: size(with_na))

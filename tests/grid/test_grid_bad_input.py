@@ -291,3 +291,32 @@ def test_short_circuit_data_refuses_min_above_max():
                                          r"weaker grid. Swap them."):
         grid.ShortCircuitData(ext_grid_sc_max_mva=100, ext_grid_sc_min_mva=500)
     assert grid.ShortCircuitData(ext_grid_sc_max_mva=500, ext_grid_sc_min_mva=500)
+
+
+def test_the_slack_bus_has_no_hosting_capacity_to_find(net, study):
+    # the search doubled to p_max_mw and said 'raise p_max_mw', which never helps there
+    message = ("bus 0 is the network's slack (external grid) bus: a facility there is served "
+               "by the external grid directly and changes no voltage or branch flow")
+    with pytest.raises(InputError) as err:
+        grid.hosting_capacity(net, bus=0, limits=LIMITS)
+    assert message in str(err.value)
+    with pytest.raises(InputError) as err:
+        grid.flexible_interconnection(net, study.load_mw, bus=0, limits=study.limits)
+    assert message in str(err.value)
+
+
+@pytest.mark.parametrize("dtype", ["Float64", "Int64", "double[pyarrow]"])
+def test_pandas_own_number_dtypes_are_numbers(net, result, dtype):
+    # np.issubdtype raised a raw TypeError ('Cannot interpret Float64Dtype()')
+    res = grid.timeseries(net, (LOAD_MW * 2).round().astype(dtype) / 2, bus=5)
+    pd.testing.assert_frame_equal(res.vm_pu, result.vm_pu)
+
+
+def test_a_pandas_na_is_named_like_nan(net):
+    with_na = pd.Series([1.0, None, 2.0, 2.0, 1.0, 1.0], IDX, dtype="Float64")
+    with pytest.raises(InputError, match="load_mw: 1 NaN value.s., first at 2024-01-01 01:00"):
+        grid.timeseries(net, with_na, bus=5)
+    with pytest.raises(InputError, match="background: multipliers must be finite and "
+                                         "non-negative; got 1 that are not, first nan at "
+                                         "2024-01-01 01:00"):
+        grid.timeseries(net, LOAD_MW, bus=5, background=with_na)
