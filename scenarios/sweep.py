@@ -109,7 +109,26 @@ def plan_cases(source: str | Path, sets: Mapping[str, Sequence[Any]] | None = No
             raise ScenarioError(_from_sweep_table(str(exc), case_over, from_file)) from None
         studies.check_facility(scenario.facility)
         cases.append(Case(f"case-{i:03d}", case_over, scenario.facility))
+    _check_one_time_axis(cases, axes)
     return base, cases
+
+
+def _check_one_time_axis(cases: Sequence[Case], axes: Mapping[str, Sequence[Any]]) -> None:
+    """Every case on the same time steps: the bands and the comparison put the cases side by
+    side (cases of other horizons failed in pandas after every case had been computed)."""
+    def axis(section: FacilitySection) -> tuple:
+        step = pd.Timedelta(pd.tseries.frequencies.to_offset(section.freq))
+        return pd.Timestamp(section.start), pd.Timestamp(section.end), step
+
+    if len({axis(c.facility) for c in cases}) > 1:
+        varied = [k for k in axes if len(axes[k]) > 1
+                  and k.split(".")[-1] in ("start", "end", "freq")] or sorted(axes)
+        raise InputError(
+            f"the sweep's cases have different time steps ({', '.join(varied)} "
+            f"{'takes' if len(varied) == 1 else 'take'} several values); a sweep compares its cases step by step, so they share facility.start, "
+            "end and freq. Sweep other fields, and give one value of these with --set (a "
+            "separate `aiload sweep` -o folder for each horizon or resolution)."
+        )
 
 
 def _from_sweep_table(message: str, case: Mapping[str, Any], from_file: Sequence[str]) -> str:

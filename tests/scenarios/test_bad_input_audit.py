@@ -561,3 +561,19 @@ def test_a_study_step_that_does_not_divide_the_horizon_is_refused(tmp_path, caps
             "2025-01-01T06:30:00Z: the last 30 min would be left out of the grid study. Set "
             "facility.end = 2025-01-01T06:00:00Z or 2025-01-01T07:00:00Z, or a grid.freq that "
             "divides the horizon.") in err
+
+
+def test_a_sweep_over_the_horizon_or_resolution_is_refused_before_it_runs(tmp_path, capsys,
+                                                                          monkeypatch):
+    # every case was computed, then the bands failed in pandas ("Length of values (360) does
+    # not match length of index (180)"), leaving the task files behind
+    def must_not_run(*a, **k):
+        raise AssertionError("a sweep task ran with cases on different time steps")
+
+    monkeypatch.setattr("scenarios.sweep.run_task", must_not_run)
+    err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--workers", "0", "--set",
+                                      "facility.end=2025-01-01T03:00:00Z,2025-01-01T06:00:00Z"],
+                   command="sweep")
+    assert ("the sweep's cases have different time steps (facility.end takes several values); a "
+            "sweep compares its cases step by step, so they share facility.start, end and freq."
+            ) in err
