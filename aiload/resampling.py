@@ -108,7 +108,7 @@ def _times_ns(index: pd.Index, what: str) -> np.ndarray:
             f"{what}: expected a tz-aware DatetimeIndex or a TimedeltaIndex named 'elapsed', got "
             f"{type(index).__name__}{mixed}."
         )
-    t = index.asi8
+    t = index.as_unit("ns").asi8
     # an index with a freq is regular by construction: skip the O(n) check
     if t.size >= 2 and index.freq is None:
         bad = np.flatnonzero(np.diff(t) <= 0)
@@ -257,7 +257,7 @@ def find_gaps(
     numpy.ndarray of bool
         One flag per spacing (``len(index) - 1``).
     """
-    t_ns = index.asi8
+    t_ns = index.as_unit("ns").asi8
     dt_ns = np.diff(t_ns)
     given_ns = _parse_gap(max_gap)
     limit_ns = max(10 * int(np.median(dt_ns)), _NS) if given_ns is None else given_ns

@@ -367,7 +367,7 @@ def cosimulate(
     # with Q limits grid.timeseries solves each step with the loop's own Newton: keep them
     kept = KeptVoltages(network.model, index,
                         network.solver is not None and network.model.enforce_q_lims)
-    times = index.asi8
+    times = index.as_unit("ns").asi8
     csum = np.r_[0.0, np.cumsum(scale)]
     buses, lines, trafos = net.bus.index, net.line.index, net.trafo.index
     k_bus = buses.get_loc(bus)

@@ -50,7 +50,7 @@ class KeptVoltages:
     """
 
     def __init__(self, model: engines.Model, index: pd.DatetimeIndex, enabled: bool) -> None:
-        self.times = index.asi8
+        self.times = index.as_unit("ns").asi8
         n = len(index)
         self.step_ns = int(self.times[1] - self.times[0]) if n > 1 else 0
         self.enabled = bool(enabled) and n > 1

@@ -76,7 +76,7 @@ def drybulb_c(weather, edges: pd.DatetimeIndex) -> np.ndarray:
         starts = edges[:-1].tz_convert(tz)
         pos = ((starts.floor("1h") - base).total_seconds() // 3600).astype(int)
         return hourly.to_numpy(dtype=float)[pos]
-    ns = edges.asi8
+    ns = edges.as_unit("ns").asi8
     hour_ns = 3_600_000_000_000
     hour_epoch = ns // hour_ns
     frac = (ns - hour_epoch * hour_ns) / hour_ns

@@ -413,7 +413,7 @@ class InferenceSpec:
             if isinstance(index, pd.DatetimeIndex) and len(index) > 1:
                 # labels one fixed step apart in real time: a daily freq across a DST change
                 # labels 23 h or 25 h days while pandas reports 24 h
-                step = np.diff(index.asi8)
+                step = np.diff(index.as_unit("ns").asi8)
                 bad = np.flatnonzero(step != step[0])
                 if bad.size or step[0] <= 0:
                     i = int(bad[0]) + 1 if bad.size else 1
@@ -484,7 +484,7 @@ def _check_weather(weather: Any) -> None:
     temp = check_finite_values(weather, f"{what} (dry-bulb temperature [°C])")
     if len(index) == 0:
         raise InputError(f"{what}: the series is empty; expected hourly dry-bulb readings [°C].")
-    back = np.flatnonzero(np.diff(index.asi8) <= 0)
+    back = np.flatnonzero(np.diff(index.as_unit("ns").asi8) <= 0)
     if back.size:
         i = int(back[0]) + 1
         raise InputError(
@@ -499,7 +499,7 @@ def _check_weather(weather: Any) -> None:
             f"{low:g} .. {high:g}. Kelvin? subtract 273.15. Fahrenheit? (F - 32) / 1.8."
         )
     # whole hours since 1970 (UTC, so a repeated local hour in autumn is two hours)
-    hours = index.asi8 // 3_600_000_000_000
+    hours = index.as_unit("ns").asi8 // 3_600_000_000_000
     missing = np.flatnonzero(np.diff(hours) > 1)
     if missing.size:
         i = int(missing[0])

@@ -186,7 +186,7 @@ def as_power(
         )
     if len(power) < 2:
         raise InputError(f"{what}: only one value; expected at least two to form a series.")
-    ns = index.asi8
+    ns = index.as_unit("ns").asi8
     diffs = np.diff(ns)
     if np.any(diffs <= 0):
         first = int(np.flatnonzero(diffs <= 0)[0])

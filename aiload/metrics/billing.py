@@ -13,7 +13,7 @@ __all__ = ["demand_kw", "demand_rows"]
 
 
 def _demand(x: PowerInput, period_s: float) -> pd.Series:
-    ns0 = int(x.index.asi8[0])
+    ns0 = int(x.index.as_unit("ns").asi8[0])
     period_ns = int(round(period_s * 1e9))
     end_s = x.span_s
     if x.absolute:

@@ -94,7 +94,7 @@ def _run_window_profile(folder: Path, nodes: int, start_ms: int,
     covered = np.zeros(edges.size - 1)
     for path in files:
         trace = read_trace(path)
-        t_ns = trace.power_w.index.asi8
+        t_ns = trace.power_w.index.as_unit("ns").asi8
         clipped = np.clip(edges, t_ns[0], t_ns[-1])  # outside its log a node adds nothing
         values = trace.total_w().to_numpy(np.float64)[:, None]
         energy += integrate_samples(t_ns, values, clipped)[:, 0]

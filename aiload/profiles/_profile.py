@@ -103,7 +103,7 @@ class Profile:
         # labels 0, step, 2·step, ...: duration and energy are len × step_s, so a step_s that
         # is not the labels' spacing would scale them silently (a label step may be cut to
         # whole ns, so label k may be k ns off)
-        t_ns = idx.asi8
+        t_ns = idx.as_unit("ns").asi8
         step_ns = self.step_s * 1e9
         k = np.arange(t_ns.size)
         off = np.flatnonzero(np.abs(t_ns - k * step_ns) > 1.0 + k + 1e-9 * np.abs(t_ns))

@@ -65,10 +65,10 @@ def long_to_trace(
     if all(f.index.equals(parts[0][0].index) for f, _ in parts):
         frame = pd.concat([f for f, _ in parts], axis=1)
         ch = pd.concat([c for _, c in parts], axis=1)
-        interval = float(np.median(np.diff(frame.index.asi8))) / 1e9
+        interval = float(np.median(np.diff(frame.index.as_unit("ns").asi8))) / 1e9
         return Trace(power_w=frame, meta=meta(frame.shape[1], interval), channels=ch)
     traces = [
-        Trace(power_w=f, meta=meta(1, float(np.median(np.diff(f.index.asi8))) / 1e9), channels=c)
+        Trace(power_w=f, meta=meta(1, float(np.median(np.diff(f.index.as_unit("ns").asi8))) / 1e9), channels=c)
         for f, c in parts
     ]
     return combine([(None, t) for t in traces], n_nodes=1)

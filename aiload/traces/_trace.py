@@ -133,7 +133,7 @@ class Trace:
         if self.is_interval_means:
             step_s = pd.Timedelta(self.power_w.index.freq).total_seconds()
             return float(total.sum() * step_s / 3600.0)
-        t_s = (self.power_w.index.asi8 - self.power_w.index.asi8[0]) / 1e9
+        t_s = (self.power_w.index.as_unit("ns").asi8 - self.power_w.index.as_unit("ns").asi8[0]) / 1e9
         return float(np.trapezoid(total, t_s) / 3600.0)
 
     def per_node_w(self) -> pd.DataFrame:
@@ -210,7 +210,7 @@ def tz_localize(times: pd.Series | pd.DatetimeIndex, tz: str | None, extra: dict
 
 def check_times(index: pd.Index, path: str | os.PathLike, lines: np.ndarray | None = None) -> None:
     """Raise when sample times go backwards or repeat; name the file and line."""
-    t = index.asi8
+    t = index.as_unit("ns").asi8
     if t.size < 2:
         raise TraceFormatError(
             f"{path}: found {t.size} power sample(s); expected at least two to form a trace."

@@ -77,8 +77,8 @@ def combine(
             "combine: some files have absolute time and others elapsed time "
             f"({sorted(k.__name__ for k in kinds)}); expected one kind for all files of a run."
         )
-    start = max(int(t.power_w.index.asi8[0]) for t in traces)
-    end = min(int(t.power_w.index.asi8[-1]) for t in traces)
+    start = max(int(t.power_w.index.as_unit("ns").asi8[0]) for t in traces)
+    end = min(int(t.power_w.index.as_unit("ns").asi8[-1]) for t in traces)
     step_ns = _grid_step_ns(traces, step_s)
     if end - start < step_ns:
         spans = "; ".join(
@@ -104,10 +104,10 @@ def combine(
         src = trace.meta.source[0]
         idx = trace.power_w.index
         gap = find_gaps(idx, max_gap, None, str(src))
-        energy = integrate_samples(idx.asi8, trace.power_w.to_numpy(np.float64), edges, gap)
+        energy = integrate_samples(idx.as_unit("ns").asi8, trace.power_w.to_numpy(np.float64), edges, gap)
         means = energy / (step_ns / _NS)
         total_wh = float(
-            np.trapezoid(trace.total_w().to_numpy(np.float64), (idx.asi8 - idx.asi8[0]) / _NS)
+            np.trapezoid(trace.total_w().to_numpy(np.float64), (idx.as_unit("ns").asi8 - idx.as_unit("ns").asi8[0]) / _NS)
         ) / 3600.0
         dropped_wh[str(src)] = total_wh - float(energy.sum()) / 3600.0
         for j, col in enumerate(trace.power_w.columns):
@@ -125,7 +125,7 @@ def combine(
             columns[name] = means[:, j]
         ch = trace.channels
         if ch is not None and ch.shape[1] and not ch.isna().to_numpy().any():
-            ch_energy = integrate_samples(ch.index.asi8, ch.to_numpy(np.float64), edges, gap)
+            ch_energy = integrate_samples(ch.index.as_unit("ns").asi8, ch.to_numpy(np.float64), edges, gap)
             for j, col in enumerate(ch.columns):
                 name = str(col) if prefix is None else f"{prefix}/{col}"
                 channels[name] = ch_energy[:, j] / (step_ns / _NS)

@@ -159,7 +159,7 @@ def read_mllog(path: str | os.PathLike) -> Trace:
         n_devices=1,
         n_nodes=1,
         workload=_workload(path),
-        sampling_interval_s=float(np.median(np.diff(index.asi8))) / 1e9,
+        sampling_interval_s=float(np.median(np.diff(index.as_unit("ns").asi8))) / 1e9,
         reading="unknown",
         boundary="AC input of the node (MLPerf power_reading)",
         extra={"node": path.stem, "run": path.parent.name}
@@ -284,7 +284,7 @@ def read_spl(path: str | os.PathLike, *, tz: str | None = None, window: str = "p
         n_devices=1,
         n_nodes=1,
         workload=workload,
-        sampling_interval_s=float(np.median(np.diff(index.asi8))) / 1e9,
+        sampling_interval_s=float(np.median(np.diff(index.as_unit("ns").asi8))) / 1e9,
         reading="averaged",
         boundary="AC wall of the node (power analyzer, sum of input channels)",
         extra=extra,

@@ -122,7 +122,7 @@ def read_native(path: str | os.PathLike) -> Trace:
         n_devices=power.shape[1],
         n_nodes=1,
         workload=info.get("label"),
-        sampling_interval_s=float(np.median(np.diff(index.asi8))) / 1e9,
+        sampling_interval_s=float(np.median(np.diff(index.as_unit("ns").asi8))) / 1e9,
         reading=_reading(kinds),
         boundary=" + ".join(
             b for b, p in (("GPU boards (NVML)", "gpu"), ("CPU packages (RAPL)", "cpu"))

@@ -166,7 +166,7 @@ def read_nlr_parquet(path: str | os.PathLike) -> Trace:
     name = "node" if nodes == 1 else "job"
     power = pd.DataFrame({name: df["power[W]"].to_numpy(dtype=np.float64)}, index=index)
     check_power(power, path, unit="W", max_plausible_w=_MAX_JOB_W, lines=None)
-    interval = float(np.median(np.diff(index.asi8))) / 1e9
+    interval = float(np.median(np.diff(index.as_unit("ns").asi8))) / 1e9
     meta = TraceMeta(
         source=(str(path),),
         format="nlr-parquet",

@@ -157,7 +157,7 @@ def read_wattameter_file(
         )
     power: dict[str, np.ndarray] = {}
     channels: dict[str, np.ndarray] = {}
-    t_s = (index.asi8 - index.asi8[0]) / 1e9
+    t_s = (index.as_unit("ns").asi8 - index.as_unit("ns").asi8[0]) / 1e9
     is_rapl = any(c.endswith("[uJ]") for c in cols)
     for col in cols[2:]:
         kind, i, core, unit = _COL.match(col).groups()
@@ -197,7 +197,7 @@ def read_wattameter_file(
             "'cpu-<i>[uJ]' (RAPL) columns."
         )
     if is_rapl:  # counter differences describe the intervals between readings
-        t_ns = index.asi8
+        t_ns = index.as_unit("ns").asi8
         index = pd.DatetimeIndex(
             pd.to_datetime(t_ns[:-1] + np.diff(t_ns) // 2, utc=True), name="time"
         )
@@ -229,7 +229,7 @@ def read_wattameter_file(
         n_devices=frame.shape[1],
         n_nodes=1,
         workload=None,
-        sampling_interval_s=float(np.median(np.diff(index.asi8))) / 1e9,
+        sampling_interval_s=float(np.median(np.diff(index.as_unit("ns").asi8))) / 1e9,
         # NVML power before WattAMeter's 2026 switch is nvmlDeviceGetPowerUsage (~1 s mean);
         # RAPL power is a counter difference, a mean over the interval.
         reading="averaged",

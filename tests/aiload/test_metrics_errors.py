@@ -119,3 +119,21 @@ def test_a_daily_freq_across_dst_is_refused_not_taken_as_24_h():
     got = summary(d, kind="samples")
     energy = got.loc[got["metric"] == "energy_kwh", "value"].iloc[0]
     assert energy == pytest.approx(15 * 24 + 25 * 24 + 35 * 23 + 45 * 24, rel=1e-12)
+
+
+def test_a_microsecond_index_reads_as_the_same_times():
+    """pandas keeps a datetime64[us] index in microseconds (Parquet written by other tools,
+    pandas 3's default): read as nanoseconds an hour was 3.6 s and the energy 1000 times small."""
+    import aiload
+    from aiload.metrics import summary
+
+    index = pd.date_range("2025-01-01", periods=48, freq="1h", tz="UTC")
+    series = pd.Series(np.linspace(500.0, 1500.0, 48), index, name="facility_kw")
+    micro = series.set_axis(index.as_unit("us"))
+    got = summary(micro).set_index("metric")
+    # by hand: 48 hourly means from 500 to 1500 kW, mean 1000 kW -> 48,000 kWh over 48 h
+    assert got.loc["duration_h", "value"] == pytest.approx(48.0, rel=1e-12)
+    assert got.loc["energy_kwh", "value"] == pytest.approx(48_000.0, rel=1e-12)
+    pd.testing.assert_frame_equal(summary(micro), summary(series))
+    quarter = aiload.resample(micro, freq="15min")
+    assert quarter.sum() * 0.25 == pytest.approx(48_000.0, rel=1e-12)
