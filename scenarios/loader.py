@@ -9,7 +9,6 @@ bad file fails before any simulation starts.
 from __future__ import annotations
 
 import copy
-import datetime as dt
 import difflib
 import re
 import tomllib
@@ -22,7 +21,9 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from aiload.errors import InputError
+from scenarios.messages import as_typed as _toml
 from scenarios.messages import form_hint, plain, shown
+from scenarios.microgrid_options import options_problem
 from scenarios.schema import Scenario
 
 __all__ = [
@@ -248,19 +249,6 @@ def _made_by_set(loc: Sequence[Any], overrides: Mapping[str, Any]) -> bool:
     return bool(table) and any(k.startswith(table + ".") for k in overrides)
 
 
-def _toml(value: Any) -> str:
-    """A value as it would be typed after ``--set FIELD=``."""
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list):
-        return "[" + ", ".join(f'"{v}"' if isinstance(v, str) else _toml(v) for v in value) + "]"
-    if isinstance(value, dt.datetime) and value.utcoffset() == dt.timedelta(0):
-        return value.isoformat().replace("+00:00", "Z")
-    return repr(value) if not hasattr(value, "isoformat") else value.isoformat()
-
-
 def parse_set(text: str) -> tuple[str, list[Any]]:
     """Parse ``--set a.b=v1,v2`` into ``("a.b", [v1, v2])``; values are read as TOML literals.
 
@@ -462,7 +450,9 @@ def load_scenario(
         grid = scenario.grid.model_copy(update={"network": str(network_path)})
         scenario = scenario.model_copy(update={"grid": grid})
     if scenario.microgrid is not None and scenario.microgrid.options:
-        _check_size_options(scenario.microgrid.options, where)
+        problem = options_problem(scenario.microgrid.options)
+        if problem is not None:
+            raise ScenarioError(f"{where.at(problem[0])}{problem[1]}")
     if scenario.microgrid is not None and "highs_options" in scenario.microgrid.options:
         from microgrid.solve import check_highs_options  # noqa: PLC0415  (pyomo: only if needed)
 
@@ -477,78 +467,6 @@ def load_scenario(
 
 
 _NETWORK_SUFFIXES = (".json", ".m", ".mat")
-
-#: keyword arguments of microgrid.size() that [microgrid] fills itself -> where they are written
-_SIZE_SET_BY_SECTION = {
-    "load_kw": "the facility run", "pv_availability": "the [microgrid.pv] table and [site]",
-    "costs": "the [microgrid.costs] table (or cost_set)", "battery": "the [microgrid.battery] table",
-    "generator": "the [microgrid.generator] table (or generator_technology)",
-    "carbon": "the [microgrid.carbon] table", "import_limit_kw": "[microgrid] import_limit_kw",
-    "max_dump_load_kw": "[microgrid] max_dump_load_kw",
-    "allow_simultaneous_charge_discharge": "[microgrid] allow_simultaneous_charge_discharge",
-    "extra_generators": "[microgrid] extra_generator_technologies",
-    "generator_name": "[microgrid] generator_technology",
-}
-
-
-def _check_size_options(options: Mapping[str, Any], where: _Where) -> None:
-    """Every key of [microgrid.options] must be a keyword of microgrid.size() that the section
-    does not set itself (was a TypeError traceback after the facility run)."""
-    import inspect  # noqa: PLC0415
-
-    from microgrid import size  # noqa: PLC0415  (pyomo: only with a [microgrid] table)
-
-    allowed = sorted(n for n in inspect.signature(size).parameters
-                     if n not in _SIZE_SET_BY_SECTION)
-    for key in options:
-        field = ("microgrid", "options", key)
-        if key in _SIZE_SET_BY_SECTION:
-            raise ScenarioError(
-                f"{where.at(field)}key 'microgrid.options.{key}' is set by "
-                f"{_SIZE_SET_BY_SECTION[key]}, not in [microgrid.options]; move it there. "
-                f"[microgrid.options] takes: {', '.join(allowed)}."
-            )
-        if key not in allowed:
-            near = difflib.get_close_matches(key, allowed, n=1, cutoff=0.5)
-            hint = f" Did you mean {near[0]!r}?" if near else ""
-            raise ScenarioError(
-                f"{where.at(field)}unknown key 'microgrid.options.{key}': not a keyword of "
-                f"microgrid.size().{hint} Allowed here: {', '.join(allowed)}."
-            )
-    _check_outages(options.get("outages"), where)
-
-
-def _check_outages(outages: Any, where: _Where) -> None:
-    """``[microgrid.options] outages``: a list of [start, end] pairs of offset date-times,
-    start before end (was refused by microgrid.size only after the facility run)."""
-    if outages is None:
-        return
-    example = "outages = [[2025-07-15T16:00:00Z, 2025-07-16T00:00:00Z]]"
-    at = where.at(("microgrid", "options", "outages"))
-    if not isinstance(outages, list):
-        raise ScenarioError(f"{at}field 'microgrid.options.outages' = {_toml(outages)}: expected "
-                            f"a list of [start, end] pairs, e.g. {example}.")
-    for i, window in enumerate(outages):
-        times = window if isinstance(window, list) and len(window) == 2 else None
-        if times is not None and all(isinstance(t, str) for t in times):
-            try:
-                times = [dt.datetime.fromisoformat(t) for t in times]  # 'Z' read as UTC
-            except ValueError:
-                times = None
-        if times is None or not all(isinstance(t, dt.datetime) for t in times):
-            problem = "is not a [start, end] pair of date-times"
-        elif any(t.tzinfo is None or t.utcoffset() is None for t in times):
-            problem = "has a date-time without a time zone"
-        elif times[1] <= times[0]:
-            problem = "ends before it starts"
-        else:
-            continue
-        raise ScenarioError(
-            f"{at}field 'microgrid.options.outages' = {_toml(outages)}: outage {i} = "
-            f"{_toml(window)} {problem}; expected [start, end] with start before end, both "
-            f"with a time zone, e.g. {example}."
-        )
-
 
 class _Where:
     """Where a field of a scenario file is written, and the folder its paths are relative to.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-__all__ = ["form_hint", "shown", "plain"]
+__all__ = ["as_typed", "form_hint", "plain", "shown"]
 
 _TABLE = "a table: a [section] header with key = value lines, or { key = value, ... } on one line"
 _DATETIME = "an offset date-time without quotes, e.g. 2025-01-01T00:00:00Z"
@@ -80,3 +80,16 @@ def shown(value: Any) -> str:
         return text[:-6] + "Z" if text.endswith("+00:00") else text
     text = repr(value)
     return text if len(text) <= 120 else text[:100] + " ..."  # a whole table is no help
+
+
+def as_typed(value: Any) -> str:
+    """A value as it would be typed after ``--set FIELD=``."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list):
+        return "[" + ", ".join(f'"{v}"' if isinstance(v, str) else as_typed(v) for v in value) + "]"
+    if isinstance(value, dt.datetime) and value.utcoffset() == dt.timedelta(0):
+        return value.isoformat().replace("+00:00", "Z")
+    return repr(value) if not hasattr(value, "isoformat") else value.isoformat()

@@ -29,7 +29,7 @@ from aiload.metrics import summary as metrics_summary
 from aiload.outputs import OutputDir, clean_debris, unmarked_output, write_atomic, write_marker
 from scenarios import report, studies
 from scenarios.loader import ScenarioError, load_scenario, resolve_source
-from scenarios.loader import _toml as _shown  # a value spelled as after --set
+from scenarios.messages import as_typed as _shown  # a value spelled as after --set
 from scenarios.runner import jsonable
 from scenarios.schema import FacilitySection
 
