@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from microgrid._highs import silence_banner
 from microgrid.model import ModelInputs, kw_per_pu, no_storage
 
 __all__ = ["Lp", "build_lp", "generator_specs", "GeneratorSpec"]
@@ -416,6 +417,7 @@ def to_highs(lp: Lp):
     model.a_matrix_.start_ = mat.indptr.astype(np.int32)
     model.a_matrix_.index_ = mat.indices.astype(np.int32)
     model.a_matrix_.value_ = mat.data
+    silence_banner()
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
     h.passModel(model)

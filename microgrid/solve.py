@@ -21,6 +21,7 @@ from pyomo.contrib.appsi.base import TerminationCondition
 from pyomo.contrib.appsi.solvers import Highs
 
 from aiload.errors import AiloadError, InputError
+from microgrid._highs import silence_banner
 
 __all__ = ["SolveResult", "SizingInfeasibleError", "solve_model", "PRIMAL_SIMPLEX_MIN_STEPS",
            "HIGHS_OPTIONS", "check_highs_options", "solve_highs"]
@@ -136,6 +137,7 @@ def _check_solver_built(options: Mapping[str, Any]) -> None:
 
     import highspy  # noqa: PLC0415
 
+    silence_banner()
     probe = highspy.Highs()
     probe.setOptionValue("output_flag", False)
     if probe.setOptionValue("solver", solver) != highspy.HighsStatus.kOk:
@@ -231,6 +233,7 @@ def solve_model(
     2-core machine); with ``pip install "highspy[extras]"`` HiGHS' HiPO interior point
     method, ``highs_options={"solver": "hipo", "run_crossover": "off"}``, took ~200 s.
     """
+    silence_banner()
     opt = Highs()
     opt.config.load_solution = False
     opt.config.stream_solver = False

@@ -12,12 +12,14 @@ lines there against each module's own).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import sys
+import warnings
 
 from aiload import __version__
 from aiload.cli import COMMAND_MODULES, register_all
-from aiload.errors import AiloadError
+from aiload.errors import AiloadError, InputWarning
 from aiload.outputs import Interrupted, signals_as_interrupts
 
 __all__ = ["COMMANDS", "build_parser", "main"]
@@ -85,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         # SIGTERM runs the same cleanup as Ctrl-C: temporary files and worker processes go
-        with signals_as_interrupts():
+        with signals_as_interrupts(), _plain_input_warnings(args.command):
             return int(args.func(args) or 0)
     except AiloadError as exc:
         print(f"aiload {args.command}: error: {exc}", file=sys.stderr)
@@ -96,6 +98,27 @@ def main(argv: list[str] | None = None) -> int:
         print(f"aiload {args.command}: stopped by {name}; no partial output was left",
               file=sys.stderr)
         return 128 + signum
+
+
+@contextlib.contextmanager
+def _plain_input_warnings(command: str):
+    """aiload's own warnings (:class:`~aiload.errors.InputWarning`) as ``aiload COMMAND:
+    warning: ...`` lines on stderr, without the source file and line Python shows (they are
+    about the user's input, not the code); every other warning as Python shows it."""
+    shown = warnings.showwarning
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, InputWarning):
+            print(f"aiload {command}: warning: {message}", file=sys.stderr if file is None
+                  else file)
+        else:
+            shown(message, category, filename, lineno, file, line)
+
+    warnings.showwarning = show
+    try:
+        yield
+    finally:
+        warnings.showwarning = shown
 
 
 if __name__ == "__main__":  # pragma: no cover
