@@ -22,6 +22,15 @@ freq = "15min"
 """
 
 
+def _forbid(monkeypatch, target: str) -> None:
+    """Make ``target`` fail the test if it runs: the input must be refused before it."""
+
+    def must_not_run(*args, **kwargs):
+        raise AssertionError(f"{target} ran although the input was refused")
+
+    monkeypatch.setattr(target, must_not_run)
+
+
 def _refused(tmp_path: Path, capsys, args: list[str], *, command: str = "run") -> str:
     """Run the command line, check it refused (exit 2, no traceback) and wrote nothing."""
     out = tmp_path / "out"
@@ -88,10 +97,7 @@ pv_area_hectare = 2.0
 def test_unknown_microgrid_option_fails_at_load_with_the_nearest(tmp_path, capsys, monkeypatch,
                                                                  microgrid_pkg):
     # was a TypeError traceback from microgrid.size() after the whole facility run
-    def must_not_run(*args, **kwargs):
-        raise AssertionError("the facility model ran with a refused option")
-
-    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    _forbid(monkeypatch, "scenarios.studies.facility")
     path = tmp_path / "s.toml"
     path.write_text(MICROGRID)
     err = _refused(tmp_path, capsys, [str(path)])
@@ -253,10 +259,7 @@ def test_naive_time_is_shown_as_written_and_missing_keys_say_what_they_are(tmp_p
 ])
 def test_bad_sweep_arguments_are_refused_before_anything_is_written(tmp_path, capsys,
                                                                      monkeypatch, args, message):
-    def must_not_run(*a, **k):
-        raise AssertionError("a sweep task ran with refused arguments")
-
-    monkeypatch.setattr("scenarios.sweep.run_task", must_not_run)
+    _forbid(monkeypatch, "scenarios.sweep.run_task")
     err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--workers", "0", *args],
                    command="sweep")
     assert message in err
@@ -295,10 +298,7 @@ PRICED = {"microgrid.cost_set": "atb2024-moderate", "microgrid.generator_technol
 ])
 def test_microgrid_tables_name_the_bad_key_and_the_allowed_ones(tmp_path, capsys, monkeypatch,
                                                                 microgrid_pkg, overrides, message):
-    def must_not_run(*args, **kwargs):
-        raise AssertionError("the facility model ran with a refused [microgrid] table")
-
-    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    _forbid(monkeypatch, "scenarios.studies.facility")
     path = tmp_path / "s.toml"
     path.write_text(MICROGRID.replace("[microgrid.options]\npv_area_hectare = 2.0\n", ""))
     sets = [a for k, v in overrides.items() for a in ("--set", f"{k}={v}")]
@@ -315,10 +315,7 @@ def test_microgrid_tables_name_the_bad_key_and_the_allowed_ones(tmp_path, capsys
 ])
 def test_grid_bus_and_network_are_named_with_what_exists(tmp_path, capsys, monkeypatch, grid_pkg,
                                                          sets, message):
-    def must_not_run(*args, **kwargs):
-        raise AssertionError("the facility model ran with a refused [grid] table")
-
-    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    _forbid(monkeypatch, "scenarios.studies.facility")
     path = tmp_path / "s.toml"
     path.write_text(SCENARIO + '[grid]\nnetwork = "cigre_mv"\nbus = 5\nstudies = ["timeseries"]\n')
     err = _refused(tmp_path, capsys, [str(path), *(a for s in sets for a in ("--set", s))])
@@ -348,10 +345,7 @@ utilization = 0.4
 def test_a_served_model_without_a_curve_is_refused_before_the_run(tmp_path, capsys, monkeypatch,
                                                                   facility_fn):
     # 'llama3-7b' ran with the power curve measured on llama3-70b, labelled llama3-7b
-    def must_not_run(*args, **kwargs):
-        raise AssertionError("the facility model ran with a refused model")
-
-    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    _forbid(monkeypatch, "scenarios.studies.facility")
     path = tmp_path / "s.toml"
     path.write_text(FLEET)
     err = _refused(tmp_path, capsys, [str(path), "--set", "facility.inference.0.model=llama3-7b"])
@@ -424,11 +418,8 @@ def test_output_on_a_file_system_that_refuses_writes_fails_before_the_run(tmp_pa
             raise OSError(errno.EROFS, "Read-only file system", str(self))
         return real_mkdir(self, *args, **kwargs)
 
-    def must_not_run(*args, **kwargs):
-        raise AssertionError("the facility model ran with an output folder it cannot write")
-
     monkeypatch.setattr(pathlib.Path, "mkdir", mkdir)
-    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    _forbid(monkeypatch, "scenarios.studies.facility")
     for command in ("run", "sweep"):
         assert main([command, str(_scenario(tmp_path)), "-o", str(locked / "out"), "-q",
                      *(["--workers", "0"] if command == "sweep" else [])]) == 2
@@ -549,10 +540,7 @@ def test_a_study_step_that_does_not_divide_the_horizon_is_refused(tmp_path, caps
                                                                   grid_pkg):
     # 6 h 30 min at grid.freq = 1h: resampling keeps whole hours, the last 30 min left the
     # grid study without a word
-    def must_not_run(*args, **kwargs):
-        raise AssertionError("the facility model ran with a study step off the horizon")
-
-    monkeypatch.setattr("scenarios.studies.facility", must_not_run)
+    _forbid(monkeypatch, "scenarios.studies.facility")
     path = tmp_path / "s.toml"
     path.write_text(SCENARIO.replace("06:00:00Z", "06:30:00Z")
                     + '[grid]\nnetwork = "cigre_mv"\nbus = 5\nstudies = ["timeseries"]\n')
@@ -567,10 +555,7 @@ def test_a_sweep_over_the_horizon_or_resolution_is_refused_before_it_runs(tmp_pa
                                                                           monkeypatch):
     # every case was computed, then the bands failed in pandas ("Length of values (360) does
     # not match length of index (180)"), leaving the task files behind
-    def must_not_run(*a, **k):
-        raise AssertionError("a sweep task ran with cases on different time steps")
-
-    monkeypatch.setattr("scenarios.sweep.run_task", must_not_run)
+    _forbid(monkeypatch, "scenarios.sweep.run_task")
     err = _refused(tmp_path, capsys, [str(_scenario(tmp_path)), "--workers", "0", "--set",
                                       "facility.end=2025-01-01T03:00:00Z,2025-01-01T06:00:00Z"],
                    command="sweep")
