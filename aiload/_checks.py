@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import warnings
 from numbers import Real
 from typing import Any
@@ -319,6 +320,14 @@ def check_run_arguments(what: str, *, seed: Any, start: Any, end: Any, freq: Any
                 f"{what}({name}=): got {value!r}; expected a real value, e.g. {example}."
             )
     if isinstance(end, str) and not any(c in end for c in "-:"):
+        if re.fullmatch(r"\s*\d+(\.\d*)?\s*m\s*", end):
+            # pandas reads a lone 'm' as minutes; a planner writing '1m' or '6m' for the end of
+            # a study most likely means months, and would get a run of minutes without a word
+            raise InputError(
+                f"{what}(end=): {end!r} is ambiguous: pandas reads 'm' as minutes, not months. "
+                f"Write {end.strip()[:-1].strip() + 'min'!r} for minutes, or days (e.g. '30D', "
+                "'182D') or an end timestamp for months."
+            )
         try:
             pd.Timedelta(end)
         except (TypeError, ValueError):

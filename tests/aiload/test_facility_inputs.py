@@ -237,3 +237,14 @@ def test_a_calendar_duration_for_end_says_to_give_days(end):
     with pytest.raises(InputError, match=r"facility\(end=\): cannot read .* months and years "
                                          r"have no fixed length, so give days \(e.g. '30D'"):
         facility(_spec(), start=START, end=end, progress=False)
+
+
+@pytest.mark.parametrize(("end", "minutes"), [("1m", "'1min'"), ("6m", "'6min'"),
+                                              (" 30 m ", "'30min'")])
+def test_a_lone_m_for_end_is_refused_as_ambiguous(end, minutes):
+    # pandas reads '6m' as six minutes; a planner means six months
+    with pytest.raises(InputError, match=rf"facility\(end=\): .* is ambiguous: pandas reads 'm' "
+                                         rf"as minutes, not months. Write {minutes} for minutes"):
+        facility(_spec(), start=START, end=end, progress=False)
+    # the unambiguous spellings run
+    assert len(facility(_spec(), start=START, end="6min", freq="1min", progress=False).power) == 6
