@@ -286,6 +286,33 @@ def _check_scheduler(address: str) -> None:
         ) from None
 
 
+def _close_inherited_keep_alive_pipes() -> None:
+    """In a freshly forked child: close the write ends of Dask's parent-alive pipes it inherited.
+
+    Each Dask worker process exits when the write end of its pipe is closed everywhere, which
+    is meant to happen when the client dies, even by SIGKILL (``_keep_child_alive`` in
+    ``distributed/process.py``). A forked child inherits every open descriptor: a worker forked
+    while a sibling's pipe is open holds that sibling's write end, and when both pipes exist
+    before either fork (the nannies start concurrently) each worker keeps the other alive for
+    ever after the client is killed. Closing the copies here leaves only the client holding
+    them, whatever the order of the forks. Registered with :func:`os.register_at_fork`.
+    """
+    nanny = sys.modules.get("distributed.nanny")
+    if nanny is None:
+        return
+    for node in list(getattr(nanny.Nanny, "_instances", ())):
+        async_process = getattr(getattr(node, "process", None), "process", None)
+        keep_alive = getattr(async_process, "_keep_child_alive", None)
+        if keep_alive is not None:
+            try:
+                keep_alive.close()  # this process's copy only; the client keeps its own
+            except OSError:
+                pass
+
+
+_AT_FORK_REGISTERED = False  # _close_inherited_keep_alive_pipes, once per process
+
+
 def local_cluster(workers: int, *, start_method: str | None = None):
     """A local Dask cluster of ``workers`` single-threaded worker processes, tuned for sweeps.
 
@@ -294,7 +321,9 @@ def local_cluster(workers: int, *, start_method: str | None = None):
     forked worker starts with aiload, pandas and scipy already imported and the bundled
     profiles loaded, in ~0.1 s, where a spawned one spends ~2.5 s re-importing them before its
     first task (on the benchmark's one-second tasks that alone cost a quarter of the speed-up;
-    docs/benchmarks.md). Elsewhere (macOS, Windows) Dask's configured method is used.
+    docs/benchmarks.md). Elsewhere (macOS, Windows) Dask's configured method is used. A forked
+    worker closes the copies it inherited of its siblings' parent-alive pipes
+    (:func:`_close_inherited_keep_alive_pipes`), so every worker exits when the client is killed.
 
     The statistical profiler samples every worker's stack each 10 ms under the GIL: a
     measurable tax on the pure-Python SimPy loop that nobody reads in a batch sweep. Dask's
@@ -311,6 +340,10 @@ def local_cluster(workers: int, *, start_method: str | None = None):
     if start_method is None:
         start_method = ("fork" if sys.platform.startswith("linux")
                         else dask.config.get("distributed.worker.multiprocessing-method"))
+    global _AT_FORK_REGISTERED
+    if start_method == "fork" and not _AT_FORK_REGISTERED:
+        os.register_at_fork(after_in_child=_close_inherited_keep_alive_pipes)
+        _AT_FORK_REGISTERED = True
     cfg = {"distributed.worker.profile.enabled": False,
            "distributed.nanny.pre-spawn-environ": _WORKER_ENV,
            "distributed.worker.multiprocessing-method": start_method}

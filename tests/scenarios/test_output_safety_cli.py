@@ -211,6 +211,52 @@ def test_killed_sweep_leaves_no_worker_processes(tmp_path, signum):
         assert not [p for p in (tmp_path / "sw").rglob("*") if p.name.endswith(".tmp")]
 
 
+# The client is SIGKILLed right after its workers started, each fork made 1 s late (a slow
+# fork) so that both nannies' parent-alive pipes exist before the first fork. With
+# Dask alone each forked worker then holds the other's write end, and neither ever sees its
+# client die: the rare failure of the test above (5 of 20 unloaded tries before the fix).
+KILLED_AFTER_LATE_FORKS = textwrap.dedent("""\
+    import multiprocessing.popen_fork as popen_fork, os, signal, time
+    from scenarios.sweep import local_cluster
+
+    launch = popen_fork.Popen._launch
+
+    def late(self, process_obj):
+        time.sleep(1.0)
+        return launch(self, process_obj)
+
+    popen_fork.Popen._launch = late
+    cluster = local_cluster(2, start_method="fork")
+    print(*[nanny.pid for nanny in cluster.workers.values()], flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the fork start method")
+def test_workers_forked_together_exit_when_their_client_is_killed(tmp_path):
+    psutil = pytest.importorskip("psutil")
+    with open(tmp_path / "stderr.txt", "w") as err:
+        proc = subprocess.Popen([sys.executable, "-c", KILLED_AFTER_LATE_FORKS], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+    with proc.stdout:  # not communicate(): a left-over worker holds this pipe open
+        line = proc.stdout.readline()
+    proc.wait(timeout=120)
+    pids = [int(pid) for pid in line.split()]
+    assert proc.returncode == -signal.SIGKILL and len(pids) == 2, (
+        f"{proc.returncode} {line!r} {(tmp_path / 'stderr.txt').read_text()[-2000:]}")
+    workers = []
+    for pid in pids:
+        try:
+            workers.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            pass  # already gone
+    _, alive = psutil.wait_procs(workers, timeout=20)
+    left = [p.pid for p in alive]
+    for p in alive:
+        p.kill()
+    assert alive == [], f"worker processes {left} of {pids} left running 20 s after the kill"
+
+
 def test_output_of_an_aiload_without_markers_is_recognised(tmp_path, capsys, no_simulation,
                                                            monkeypatch):
     from scenarios.runner import _earlier_run
