@@ -123,13 +123,19 @@ def _period_s(value) -> float | None:
     return seconds
 
 
+def _aware_timestamp(value) -> pd.Timestamp | None:
+    """``value`` as a tz-aware timestamp; None when it is not one (unreadable, NaT, naive)."""
+    try:
+        ts = pd.Timestamp(value)
+    except (ValueError, TypeError):
+        return None
+    return None if ts is pd.NaT or ts.tz is None else ts
+
+
 def _horizon(start, end, freq) -> pd.DatetimeIndex:
     """The facility's output index (the same rule as ``aiload.facility``)."""
-    try:
-        start_ts = pd.Timestamp(start)
-    except (ValueError, TypeError):
-        start_ts = None
-    if start_ts is None or start_ts is pd.NaT or start_ts.tz is None:
+    start_ts = _aware_timestamp(start)
+    if start_ts is None:
         raise InputError(f"start: expected a tz-aware timestamp, got {start!r}; e.g. "
                          "pd.Timestamp('2025-01-01', tz='UTC').")
     try:  # a bare number would be nanoseconds to pandas: refused, as aiload.facility does
@@ -150,11 +156,8 @@ def _horizon(start, end, freq) -> pd.DatetimeIndex:
         except (ValueError, TypeError):
             end_ts = None
     if end_ts is None:
-        try:
-            end_ts = pd.Timestamp(end)
-        except (ValueError, TypeError):
-            end_ts = None
-        if end_ts is None or end_ts is pd.NaT or end_ts.tz is None:
+        end_ts = _aware_timestamp(end)
+        if end_ts is None:
             raise InputError(f"end: expected a tz-aware timestamp or a duration such as '1D', "
                              f"got {end!r}.")
         end_ts = end_ts.tz_convert(start_ts.tz)  # the same instant in start's zone
