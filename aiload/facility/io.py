@@ -120,7 +120,7 @@ def _aiload_table(path: Path) -> str | None:
     ``"flexibility"``; ``"other"`` for another aiload file; None when aiload did not write it."""
     try:
         raw = (pq.read_metadata(path).metadata or {}).get(KEY)
-    except Exception:  # not Parquet at all, or unreadable
+    except (pa.ArrowException, OSError):  # not Parquet at all, or unreadable
         return None
     if raw is None:
         return None

@@ -263,9 +263,13 @@ def run_time() -> None:
     t0 = time.perf_counter()
     got = aiload.facility("colocation-10mw", power_limit_kw=limit, **kw)
     t_limited = time.perf_counter() - t0
-    ev, meta = got.flexibility, got.meta["flexibility"]
-    changed = int(((got.jobs["start"] != open_loop.jobs["start"])
-                   | (got.jobs["end"] != open_loop.jobs["end"])).sum())
+    ev = got.flexibility
+
+    def moved(column: str) -> pd.Series:  # NaT (not started by the end) equals NaT here
+        a, b = got.jobs[column], open_loop.jobs[column]
+        return (a != b) & ~(a.isna() & b.isna())
+
+    changed = int((moved("start") | moved("end")).sum())
     print(f"limit {level:,.0f} kW in {len(times)} events of 3 h; {len(ev)} events recorded, "
           f"shortfall after the response max {ev['shortfall_kw'].max():.0f} kW; "
           f"{changed:,} of {len(got.jobs):,} jobs changed start or end")
