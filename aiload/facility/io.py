@@ -17,6 +17,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -267,6 +268,10 @@ def write_facility(load, path, *, jobs: bool = False, overwrite: bool = False) -
     """
     if load.power is None:
         raise InputError("write_facility: this result was streamed; its file already exists.")
+    for name, flag in (("jobs", jobs), ("overwrite", overwrite)):
+        if not isinstance(flag, (bool, np.bool_)):
+            raise InputError(f"write_facility({name}=): expected True or False, got {flag!r} "
+                             f"(the text 'False' would count as true).")
     path = Path(path)
     table = _aiload_table(path) if path.is_file() else None
     if table in ("jobs", "flexibility") and not overwrite:

@@ -261,6 +261,12 @@ def test_to_parquet_replaces_only_its_own_power_file(tmp_path):
     first.to_parquet(path)
     second.to_parquet(path)  # aiload's own power file: replaced
     pd.testing.assert_frame_equal(read_facility(path).power, second.power)
+    with pytest.raises(InputError, match=r"write_facility\(overwrite=\): expected True or False, "
+                                         r"got 'False'"):
+        first.to_parquet(user, overwrite="False")
+    with pytest.raises(InputError, match=r"write_facility\(jobs=\): expected True or False"):
+        first.to_parquet(path, jobs=1)
+    assert pd.read_parquet(user)["x"].tolist() == [1.0]
     first.to_parquet(user, overwrite=True)  # asked for: replaced
     pd.testing.assert_frame_equal(read_facility(user).power, first.power)
 
