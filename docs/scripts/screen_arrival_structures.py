@@ -213,7 +213,7 @@ CALIBRATION_GRID = [
     (0.3, 0.5, 15, 2), (0.3, 0.4, 24, 3), (0.2, 0.5, 14, 2), (0.25, 0.475, 16, 2),
     (0.2, 0.5, 12, 2), (0.25, 0.5, 14, 2), (0.2, 0.475, 18, 2), (0.25, 0.45, 18, 3),
 ]
-#: the numbers first set by hand on seed 1 (run in stage 2 for comparison)
+#: the numbers first set by hand (run in stage 2 for comparison)
 FORMER = (0.5, 0.35, 36, 2)
 #: the four NLR queue figures the calibration matches: (u, key, NLR value)
 QUEUE_TARGETS = [(0.4, "queued", 0.202), (0.4, "wait_h", 0.59), (0.8, "queued", 0.756),
