@@ -111,12 +111,14 @@ def job_stats(jobs: pd.DataFrame, start: pd.Timestamp, days: float) -> dict:
             "not_started": int(wait.isna().sum())}
 
 
-def colocation_case(u: float, end: str = YEAR_END, freq: str = "1min", seed: int = SEED):
-    """``colocation-10mw`` at utilisation ``u``: (statistics, load)."""
+def colocation_case(u: float, end: str = YEAR_END, freq: str = "1min", seed: int = SEED,
+                    arrival_process="colocation"):
+    """``colocation-10mw`` at utilisation ``u`` (submissions from ``arrival_process``, the
+    preset's by default): (statistics, load)."""
     import aiload  # noqa: PLC0415
 
     load = aiload.facility("colocation-10mw", start=START, end=end, freq=freq, seed=seed,
-                           progress=False, utilization=u)
+                           progress=False, utilization=u, arrival_process=arrival_process)
     start = pd.Timestamp(START)
     days = (load.power.index[-1] - start).total_seconds() / 86400.0 + load.meta["freq_s"] / 86400
     stats = power_stats(load.power, load.meta["spec"].fleet.nodes)
