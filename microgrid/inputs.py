@@ -47,10 +47,20 @@ def capital_recovery_factor(rate: float, years: float) -> float:
     return rate * growth / (growth - 1.0)
 
 
+#: the largest price taken [USD per kWh or per kW and year]: a million times a dear market's
+#: scarcity cap; beyond it a price is a unit or data error and annual sums overflow float64
+MAX_PRICE_USD = 1e9
+
+
 def _check_non_negative(
-    obj: object, names: tuple[str, ...], how_to_fix: str, allow_inf: bool = False
+    obj: object, names: tuple[str, ...], how_to_fix: str, allow_inf: bool = False,
+    allow_negative: bool = False, if_negative: str | None = None,
 ) -> None:
-    """Every named field a finite number >= 0 (``+inf`` too when ``allow_inf``: no cap)."""
+    """Every named field a finite number >= 0 (``+inf`` too when ``allow_inf``: no cap; any
+    finite number when ``allow_negative``). ``if_negative`` replaces ``how_to_fix`` in the
+    message about a negative value."""
+    sign = "" if allow_negative else " non-negative"
+    negative_fix = if_negative or how_to_fix
     for name in names:
         value = getattr(obj, name)
         what = f"{type(obj).__name__}.{name}"
@@ -58,10 +68,10 @@ def _check_non_negative(
             if not pd.api.types.is_numeric_dtype(value) or pd.api.types.is_bool_dtype(value):
                 raise InputError(f"{what}: expected numbers, got a series of {value.dtype}.")
             arr = check_finite_values(value, what, hint=how_to_fix)
-            if (arr < 0).any():
+            if not allow_negative and (arr < 0).any():
                 raise InputError(
                     f"{what}: expected non-negative numbers, got a series with minimum "
-                    f"{float(arr.min())!r}. {how_to_fix}"
+                    f"{float(arr.min())!r}. {negative_fix}"
                 )
             continue
         if hasattr(value, "__len__") and not isinstance(value, str):
@@ -72,14 +82,16 @@ def _check_non_negative(
                 f"{how_to_fix}"
             )
         if (isinstance(value, (bool, np.bool_)) or not isinstance(value, Real)
-                or math.isnan(value) or value < 0):
-            raise InputError(f"{what}: expected a non-negative number, got {value!r}. {how_to_fix}")
+                or math.isnan(value)):
+            raise InputError(f"{what}: expected a{sign} number, got {value!r}. {how_to_fix}")
+        if value < 0 and not allow_negative:
+            raise InputError(f"{what}: expected a{sign} number, got {value!r}. {negative_fix}")
         if isinstance(value, np.number):  # numpy's numbers are numbers; stored as float
             value = float(value)
             object.__setattr__(obj, name, value)
-        if math.isinf(value) and not allow_inf:
+        if math.isinf(value) and (not allow_inf or value < 0):
             raise InputError(
-                f"{what}: expected a finite non-negative number, got {value!r}; an infinite "
+                f"{what}: expected a finite{sign} number, got {value!r}; an infinite "
                 f"price or quantity makes the optimum meaningless. {how_to_fix}"
             )
 
@@ -105,7 +117,8 @@ class Costs:
     import_usd_per_kwh : float or pandas.Series
         Energy price of grid import [USD/kWh].
     export_usd_per_kwh : float or pandas.Series
-        Price paid for export [USD/kWh]; default 0.
+        Price paid for export [USD/kWh]; default 0; negative where exporting costs money
+        (the optimum then curtails PV rather than export). Import prices must be >= 0.
     fuel_usd_per_kwh : float
         Fuel and variable O&M per kWh generated [USD/kWh].
     demand_charge_usd_per_kw_month : float
@@ -129,10 +142,34 @@ class Costs:
 
     def __post_init__(self) -> None:
         _check_non_negative(
+            self, ("import_usd_per_kwh",), "Give the energy price of grid import in USD/kWh.",
+            if_negative="Negative import prices (surplus hours on some markets) are not "
+            "modelled: at a negative price the optimum earns by drawing more than the site uses "
+            "and can only lose that energy by charging and discharging the battery at once, a "
+            "dispatch no battery runs. Clip the series at 0 (`prices.clip(lower=0)`): those "
+            "hours then cost nothing, slightly more than the market charged.",
+        )
+        # a negative export price (paying to export) is fine: the optimum curtails PV instead
+        _check_non_negative(
+            self, ("export_usd_per_kwh",), "Give the price paid for export; negative when "
+            "exporting costs money.", allow_negative=True,
+        )
+        _check_non_negative(
             self,
-            tuple(f.name for f in fields(self)),
+            tuple(f.name for f in fields(self)
+                  if f.name not in ("import_usd_per_kwh", "export_usd_per_kwh")),
             "Costs and prices are non-negative; model revenue with export_usd_per_kwh.",
         )
+        for f in fields(self):
+            value = getattr(self, f.name)
+            largest = float(value.abs().max()) if isinstance(value, pd.Series) else abs(value)
+            if largest > MAX_PRICE_USD:
+                raise InputError(
+                    f"Costs.{f.name}: expected at most {MAX_PRICE_USD:g} (USD per kWh, kW or "
+                    f"kW-year) in size, got {largest:g}: no price is this large, it is a unit or "
+                    "data error (near 1e308 the year's cost overflows). Forbid an option by its "
+                    "limit (e.g. Battery(max_energy_kwh=0)), not by a huge price."
+                )
 
 
 @dataclass(frozen=True)

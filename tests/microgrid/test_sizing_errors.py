@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pandas as pd
@@ -40,8 +41,44 @@ def test_negative_costs(field, match):
 
 
 def test_negative_price_series(hours_2d):
-    with pytest.raises(InputError, match="import_usd_per_kwh: expected non-negative"):
-        mg.Costs(70, 25, 15, 60, import_usd_per_kwh=pd.Series(-0.01, index=hours_2d))
+    # a market series with surplus hours: refused with the reason and the recipe
+    prices = pd.Series(0.05, index=hours_2d)
+    prices.iloc[12] = -0.01
+    with pytest.raises(InputError, match=r"import_usd_per_kwh: expected non-negative numbers, "
+                       r"got a series with minimum -0\.01\. Negative import prices .* "
+                       r"charging and discharging the battery at once.*prices\.clip\(lower=0\)"):
+        mg.Costs(70, 25, 15, 60, import_usd_per_kwh=prices)
+    # the recipe gives prices that are taken
+    assert mg.Costs(70, 25, 15, 60, import_usd_per_kwh=prices.clip(lower=0)) is not None
+
+
+@pytest.mark.parametrize("field, value", [
+    ("import_usd_per_kwh", 1e300), ("export_usd_per_kwh", -2e9), ("pv_usd_per_kwp_year", 1e10),
+])
+def test_a_price_beyond_any_market_is_refused_not_overflowed(hours_2d, field, value):
+    # 1e300 USD/kWh times the year's hours overflowed float64 into an infinite cost term
+    kwargs = dict(pv_usd_per_kwp_year=70, battery_usd_per_kwh_year=25,
+                  battery_usd_per_kw_year=15, generator_usd_per_kw_year=60,
+                  import_usd_per_kwh=0.06)
+    kwargs[field] = pd.Series(value, index=hours_2d) if field.endswith("kwh") else value
+    with pytest.raises(InputError, match=rf"Costs\.{field}: expected at most 1e\+09 .* got "
+                       + re.escape(f"{abs(value):g}:")):
+        mg.Costs(**kwargs)
+    kwargs[field] = 1e9  # the bound itself is taken
+    assert getattr(mg.Costs(**kwargs), field) == 1e9
+
+
+@pytest.mark.parametrize("value, match", [
+    (float("nan"), r"expected a number, got nan"),
+    (float("-inf"), r"expected a finite number, got -inf"),
+    (float("inf"), r"expected a finite number, got inf"),
+    ("0.03", r"expected a number, got '0\.03'"),
+])
+def test_export_price_may_be_negative_but_must_be_a_finite_number(value, match):
+    assert mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06,
+                    export_usd_per_kwh=-0.02).export_usd_per_kwh == -0.02
+    with pytest.raises(InputError, match=r"Costs\.export_usd_per_kwh: " + match):
+        mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06, export_usd_per_kwh=value)
 
 
 @pytest.mark.parametrize("name", ["charge_efficiency", "discharge_efficiency"])

@@ -34,6 +34,44 @@ def test_cheap_unlimited_grid_builds_nothing(hawk_3d_kw):
     assert s.dispatch["grid_import_kw"].to_numpy() == pytest.approx(hawk_3d_kw.to_numpy())
 
 
+@pytest.mark.parametrize("export_usd_per_kwh, export_limit_kw", [(0.0, 0.0), (-0.05, 1e4)])
+def test_a_negative_export_price_curtails_pv_instead(hours_2d, export_usd_per_kwh,
+                                                     export_limit_kw):
+    # PV availability a triangle over 08:00-16:00: 0.25, 0.5, 0.75, 1, 0.75, 0.5, 0.25 at
+    # 09..15 h (4 kWh/kWp a day). Flat 1,000 kW, grid at 0.12 USD/kWh, no battery or
+    # generator. A kWp beyond P saves 0.12 USD/kWh in the hours where a*P < 1,000: below
+    # P = 1,000/0.75 that is the 0.25/0.5/0.75 hours (3 kWh/day: 131 USD/year > 70), above
+    # it only the 0.25/0.5 hours (1.5 kWh/day: 65.7 USD/year < 70) -> P = 1,333.3 kWp.
+    # Exporting at a negative price only adds cost: the same optimum as with export
+    # forbidden, and the surplus at 12:00 (1,333.3 - 1,000 kW) is curtailed.
+    avail = pd.Series(np.clip(1.0 - np.abs(hours_2d.hour - 12) / 4.0, 0.0, None), index=hours_2d)
+    load = pd.Series(1000.0, index=hours_2d)
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.12,
+                     export_usd_per_kwh=export_usd_per_kwh)
+    s = mg.size(load, pv_availability=avail, costs=costs, battery=NO_STORAGE, generator=NO_GEN,
+                import_limit_kw=2000.0, export_limit_kw=export_limit_kw)
+    p = 1000.0 / 0.75
+    assert s.pv_kwp == pytest.approx(p, rel=1e-9)
+    # PV used per day: 2 * (0.25 + 0.5) * P + 3 * 1,000 kWh = 5,000 kWh
+    grid_kwh_per_day = 24 * 1000.0 - (1.5 * p + 3000.0)
+    assert s.total_annual_cost_usd == pytest.approx(70 * p + 0.12 * grid_kwh_per_day * 365,
+                                                    rel=1e-9)
+    assert s.dispatch["grid_export_kw"].abs().max() == pytest.approx(0.0, abs=1e-6)
+    noon = s.dispatch[s.dispatch.index.hour == 12]
+    assert noon["pv_curtailed_kw"].to_numpy() == pytest.approx([p - 1000.0] * 2, rel=1e-9)
+
+
+def test_a_positive_export_price_exports_the_surplus(hours_2d):
+    # the case above at +0.05 USD/kWh: PV is built to the 10,000 kW export limit (the noon
+    # hour exports 11,000 - 1,000 kW) -- the surplus the negative price left curtailed
+    avail = pd.Series(np.clip(1.0 - np.abs(hours_2d.hour - 12) / 4.0, 0.0, None), index=hours_2d)
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.12, export_usd_per_kwh=0.05)
+    s = mg.size(pd.Series(1000.0, index=hours_2d), pv_availability=avail, costs=costs,
+                battery=NO_STORAGE, generator=NO_GEN, import_limit_kw=2000.0,
+                export_limit_kw=1e4)
+    assert s.dispatch["grid_export_kw"].max() == pytest.approx(1e4, rel=1e-9)
+
+
 def peak_load(index: pd.DatetimeIndex) -> pd.Series:
     # 1,000 kW, 1,500 kW from 17:00 to 21:00 (4 hours) each day
     load = pd.Series(1000.0, index=index)
