@@ -221,7 +221,29 @@ def prepare_inputs(
         generators=extra,
         generator_name=generator_name,
     )
+    _check_no_wash_trade(data, index)
     return data, index
+
+
+def _check_no_wash_trade(d: ModelInputs, index: pd.DatetimeIndex) -> None:
+    """Refuse export paid more than import costs (energy, plus carbon where priced) in a step
+    with export allowed: the LP would import and export at once, a trade through the meter
+    that no meter allows (it nets the two flows); the exact fix needs a binary per step."""
+    if d.export_limit_kw <= 0:
+        return
+    cost = d.import_usd_per_kwh + d.carbon_price_usd_per_t * d.grid_kg_per_kwh / 1000.0
+    bad = np.flatnonzero((d.export_usd_per_kwh > cost) & ~d.outage)
+    if len(bad):
+        k = bad[0]
+        carbon = " with its carbon price" if d.carbon_price_usd_per_t > 0 else ""
+        raise InputError(
+            f"size: export is paid more than import costs in {len(bad)} of {len(index)} steps "
+            f"(first {index[k]}: {d.export_usd_per_kwh[k]:g} against {cost[k]:g} USD/kWh"
+            f"{carbon}); the optimum would buy from the grid and sell it back at once, which a "
+            "meter cannot do (it nets the flows). Give an export price at most the import price "
+            "in every step, e.g. np.minimum(export, import) (exports in those steps are then "
+            "valued at the import price, below what they would earn), or export_limit_kw=0."
+        )
 
 
 #: an energy price above this is taken for USD/MWh given as USD/kWh [USD/kWh]: scarcity caps

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -152,9 +153,38 @@ def test_infeasible_names_the_binding_inputs(hours_2d, plain_costs):
 
 
 def test_unbounded_export_is_explained(hours_2d):
-    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06, export_usd_per_kwh=0.5,
+    # export at 0.5 USD/kWh pays more than generating at 0.1 (import dearer still: no wash
+    # trade), with no export limit: the cost falls without bound
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.6, export_usd_per_kwh=0.5,
                      fuel_usd_per_kwh=0.1)
     load = pd.Series(1000.0, index=hours_2d)
     with pytest.raises(mg.SizingInfeasibleError, match="export_limit_kw=inf"):
         mg.size(load, pv_availability=None, costs=costs, import_limit_kw=1e4,
                 export_limit_kw=float("inf"))
+
+
+def test_export_paid_above_import_is_refused_not_traded_through_the_meter(hours_2d):
+    # export 0.08 > import 0.06 USD/kWh: the LP imported 1,500 kW and exported 500 kW at once
+    # (a flat 1,000 kW load), earning on a trade no meter allows
+    load = pd.Series(1000.0, index=hours_2d)
+    export = pd.Series(0.03, index=hours_2d)
+    export.iloc[[5, 30]] = 0.08
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06, export_usd_per_kwh=export)
+    kwargs = dict(pv_availability=None, generator=mg.Generator(max_power_kw=0.0),
+                  battery=mg.Battery(max_energy_kwh=0.0), import_limit_kw=2000.0)
+    with pytest.raises(InputError, match=r"export is paid more than import costs in 2 of 48 "
+                       r"steps \(first 2025-03-03 05:00:00\+00:00: 0\.08 against 0\.06 USD/kWh\)"
+                       r".*np\.minimum\(export, import\)"):
+        mg.size(load, costs=costs, export_limit_kw=500.0, **kwargs)
+    # a carbon price on grid energy counts as import cost: 0.06 + 50 USD/t * 0.5 kg/kWh = 0.085
+    carbon = mg.Carbon(grid_kg_per_kwh=0.5, price_usd_per_t=50.0)
+    s = mg.size(load, costs=costs, export_limit_kw=500.0, carbon=carbon, **kwargs)
+    assert s.dispatch["grid_export_kw"].max() == pytest.approx(0.0, abs=1e-6)
+    # export forbidden (the default): nothing to trade, sized as before
+    s = mg.size(load, costs=costs, **kwargs)
+    assert s.total_annual_cost_usd == pytest.approx(0.06 * 1000.0 * 8760, rel=1e-9)
+    # the recipe in the message is taken
+    fixed = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06,
+                     export_usd_per_kwh=np.minimum(export, 0.06))
+    s = mg.size(load, costs=fixed, export_limit_kw=500.0, **kwargs)
+    assert s.total_annual_cost_usd == pytest.approx(0.06 * 1000.0 * 8760, rel=1e-9)
