@@ -93,7 +93,8 @@ def build_linopy(d: ModelInputs) -> linopy.Model:
         capacity_cost = 0
     if d.ramp_limit_kw_per_h is not None:
         step = d.ramp_limit_kw_per_h * d.dt_h
-        diff = imp - imp.shift(time=1).fillna(0)
+        net = imp - exp  # the net flow at the point of interconnection
+        diff = net - net.shift(time=1).fillna(0)
         later = time[1:]
         m.add_constraints(diff.sel(time=later) <= step, name="ramp_up")
         m.add_constraints(diff.sel(time=later) >= -step, name="ramp_down")

@@ -10,7 +10,7 @@ forbid it (a binary per step would; STACK-NOTES: intractable for a year), so
    more PV or by the user's dump load. Neither has a price, so the cost, the sizes and every
    other flow are unchanged: it is the same optimum.
 2. What neither can take up was needed: the limits force more supply than the load takes
-   (an import ramp limit, a generator's minimum load, an outage). ``size`` then re-solves
+   (a ramp limit, a generator's minimum load, an outage). ``size`` then re-solves
    with a tie-break price on charge and discharge (eq. 23); cycling left after that is
    needed, and ``size`` raises unless the user allowed it.
 """

@@ -91,11 +91,12 @@ def explain_infeasible(d: ModelInputs, index: pd.DatetimeIndex) -> SizingInfeasi
         return SizingInfeasibleError(
             f"{head} The limits force more supply than the load takes in {over.size} of "
             f"{len(index)} steps (first at {index[over[0]]}; worst {excess[worst]:.6g} kW at "
-            f"{index[worst]}; {float(excess.sum() * d.dt_h):.6g} kWh in all), e.g. import "
-            "that may not fall as fast as the load (ramp limit) or a generator's minimum "
-            "load. Allow a dump load (max_dump_load_kw >= "
-            f"{math.ceil(float(excess.max())):d}), export (export_limit_kw), storage, or relax "
-            "the ramp limit / generator.min_load_fraction."
+            f"{index[worst]}; {float(excess.sum() * d.dt_h):.6g} kWh in all), e.g. a net flow "
+            "at the interconnection that may not fall as fast as the load (ramp limit) or a "
+            "generator's minimum load. Allow a dump load (max_dump_load_kw >= "
+            f"{math.ceil(float(excess.max())):d}), storage, export (export_limit_kw; for a "
+            "minimum load, not a ramp limit), or relax the ramp limit / "
+            "generator.min_load_fraction."
         )
     if short.size == 0:
         return SizingInfeasibleError(head + " Relax one of these limits.")

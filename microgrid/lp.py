@@ -341,12 +341,16 @@ def _add_demand_charge(lp: Lp, d: ModelInputs, t: np.ndarray) -> None:
 
 
 def _add_ramp_limit(lp: Lp, d: ModelInputs, t: np.ndarray) -> None:
-    """|m_t - m_{t-1}| <= R dt (eq. 16)."""
+    """|n_t - n_{t-1}| <= R dt for the net flow n = m - x at the point of interconnection
+    (eq. 16)."""
     if d.ramp_limit_kw_per_h is None or len(t) < 2:
         return
     step = d.ramp_limit_kw_per_h * d.dt_h / lp.kw_per_pu
-    imp, r = lp.cols["import"], np.arange(len(t) - 1)
-    lp.rows_add("ramp", len(r), [(r, imp[1:], 1.0), (r, imp[:-1], -1.0)], -step, step)
+    imp, exp, r = lp.cols["import"], lp.cols["export"], np.arange(len(t) - 1)
+    parts = [(r, imp[1:], 1.0), (r, imp[:-1], -1.0)]
+    if d.export_limit_kw > 0:  # else x = 0 by its bounds
+        parts += [(r, exp[1:], -1.0), (r, exp[:-1], 1.0)]
+    lp.rows_add("ramp", len(r), parts, -step, step)
 
 
 def _emission_parts(lp: Lp, d: ModelInputs) -> tuple[np.ndarray, np.ndarray]:

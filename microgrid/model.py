@@ -311,14 +311,17 @@ def add_demand_charge(m: pyo.ConcreteModel, d: ModelInputs) -> None:
 
 
 def add_ramp_limit(m: pyo.ConcreteModel, d: ModelInputs) -> None:
-    """|m_t - m_{t-1}| <= R * dt at the point of interconnection (eq. 16) [pu]."""
+    """|n_t - n_{t-1}| <= R * dt for the net flow n = m - x at the point of interconnection
+    (eq. 16) [pu]."""
     if d.ramp_limit_kw_per_h is None:
         return
     step = _pu(m, d.ramp_limit_kw_per_h * d.dt_h)
-    imp = _values(m.import_pu)
+    imp, exp = _values(m.import_pu), _values(m.export_pu)
     m.T1 = pyo.RangeSet(1, len(d.load_kw) - 1)
-    m.ramp_up = pyo.Constraint(m.T1, rule=lambda m, t: imp[t] - imp[t - 1] <= step)
-    m.ramp_down = pyo.Constraint(m.T1, rule=lambda m, t: imp[t - 1] - imp[t] <= step)
+    m.ramp_up = pyo.Constraint(
+        m.T1, rule=lambda m, t: imp[t] - exp[t] - imp[t - 1] + exp[t - 1] <= step)
+    m.ramp_down = pyo.Constraint(
+        m.T1, rule=lambda m, t: imp[t - 1] - exp[t - 1] - imp[t] + exp[t] <= step)
 
 
 def add_emissions(m: pyo.ConcreteModel, d: ModelInputs) -> None:

@@ -186,7 +186,8 @@ def size(
     carbon : Carbon, optional
         Grid intensity, carbon price and/or annual cap.
     ramp_limit_kw_per_h : float, optional
-        R, the largest change of import between steps per hour [kW/h].
+        R, the largest change per hour of the net flow at the point of interconnection
+        (import minus export) between steps [kW/h].
     time_limit_s : float, optional
         HiGHS wall-clock limit [s].
     mip_gap : float
@@ -197,7 +198,7 @@ def size(
     max_dump_load_kw : float
         W̄, the largest power a dump load (load bank) may burn [kW] (eq. 21); 0 (default):
         none, inf: no cap. It costs nothing per kWh (the energy was already paid for);
-        it is how the model sheds supply that an import ramp limit or a generator's
+        it is how the model sheds supply that a ramp limit or a generator's
         minimum load forces, reported as ``dispatch["dump_load_kw"]``.
     allow_simultaneous_charge_discharge : bool
         False (default): no step of the dispatch charges and discharges the battery at
@@ -298,8 +299,9 @@ def _cycling_error(result: Sizing, d: ModelInputs, index: pd.DatetimeIndex,
         f"(first at {index[steps[0]]}; worst {burned[worst]:.6g} kW at {index[worst]}): the "
         f"limits ({_limits_text(d)}) force more supply than the load, PV curtailment and "
         "storage can take. Allow a dump load (max_dump_load_kw >= "
-        f"{math.ceil(needed):d}), export (export_limit_kw), or relax the ramp "
-        "limit / generator.min_load_fraction; or accept the battery as a dump with "
+        f"{math.ceil(needed):d}), export (export_limit_kw; for a minimum load, not a ramp "
+        "limit), or relax the ramp limit / generator.min_load_fraction; or accept the battery "
+        "as a dump with "
         "allow_simultaneous_charge_discharge=True."
     )
 

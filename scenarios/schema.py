@@ -597,7 +597,7 @@ class MicrogridSection(_Section):
     )
     max_dump_load_kw: float = Field(
         0.0, ge=0.0, description="largest power a dump load (load bank) may burn [kW]: where a "
-        "generator's minimum load or an import ramp limit leaves supply the load cannot take; "
+        "generator's minimum load or a ramp limit leaves supply the load cannot take; "
         "0: none (microgrid.size's max_dump_load_kw)",
     )
     allow_simultaneous_charge_discharge: bool = Field(

@@ -32,12 +32,13 @@ CASES = {
     "priced_limit_outage_ramp_carbon": dict(
         costs=mg.Costs(
             55, 20, 12, 60, import_usd_per_kwh=0.07, fuel_usd_per_kwh=0.10,
-            import_capacity_usd_per_kw_year=90.0,
+            import_capacity_usd_per_kw_year=90.0, export_usd_per_kwh=0.02,
         ),
         battery=mg.Battery(0.95, 0.95),
         generator=mg.Generator(emission_kg_per_kwh=0.45),
         import_limit_kw=None,
-        ramp_limit_kw_per_h=20_000.0,
+        ramp_limit_kw_per_h=20_000.0,  # on the net flow: export allowed below
+        export_limit_kw=5_000.0,
         carbon=mg.Carbon(grid_kg_per_kwh=0.38, price_usd_per_t=60.0, cap_t_per_year=60_000.0),
     ),
 }

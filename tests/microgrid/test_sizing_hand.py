@@ -186,6 +186,33 @@ def test_ramp_limit_holds_at_the_interconnection(hours_2d, plain_costs):
     assert s.battery_kw > 0
 
 
+@pytest.mark.parametrize("generator", [NO_GEN, mg.Generator(min_load_fraction=0.5,
+                                                         unit_size_kw=500.0)],
+                         ids=["lp", "unit-commitment"])
+def test_the_ramp_limit_holds_the_net_flow_when_export_is_allowed(hours_2d, plain_costs,
+                                                                  generator):
+    # the load falls 1,000 -> 200 kW for 10:00-12:00 with a 300 kW/h ramp limit. Export paid
+    # 0.05 USD/kWh (below import, 0.06) must not let import stay up while the surplus goes
+    # out: the meter sees import minus export, so the ramp holds that (the LP formerly
+    # exported 135 MWh and sized less storage). With nothing on site to export, allowing
+    # export changes nothing: the optimum of export forbidden.
+    load = pd.Series(1000.0, index=hours_2d)
+    load[(hours_2d.hour >= 10) & (hours_2d.hour < 12)] = 200.0
+    kwargs = dict(pv_availability=None, generator=generator, import_limit_kw=2000.0,
+                  ramp_limit_kw_per_h=300.0)
+    forbidden = mg.size(load, costs=plain_costs, **kwargs)
+    costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06, fuel_usd_per_kwh=0.12,
+                     export_usd_per_kwh=0.05)
+    allowed = mg.size(load, costs=costs, export_limit_kw=1e4, **kwargs)
+    d = allowed.dispatch
+    net = (d["grid_import_kw"] - d["grid_export_kw"]).to_numpy()
+    assert np.abs(np.diff(net)).max() <= 300.0 + 1e-6
+    assert d["grid_export_kw"].max() == pytest.approx(0.0, abs=1e-6)
+    assert allowed.total_annual_cost_usd == pytest.approx(forbidden.total_annual_cost_usd,
+                                                          rel=1e-7)
+    assert allowed.battery_kwh == pytest.approx(forbidden.battery_kwh, rel=1e-6, abs=1e-6)
+
+
 def test_import_limit_as_a_decision(hours_2d):
     # With capacity at 100 USD/kW-year, flat load 1,000 kW, no on-site option: M = 1,000 kW
     costs = mg.Costs(70, 25, 15, 60, import_usd_per_kwh=0.06,
