@@ -33,7 +33,7 @@ from aiload.facility.io import FacilityLoad, StreamWriter
 from aiload.facility.jobpower import JobEnergy
 from aiload.facility.jobs import ProfileCache, burn_in_s, draw_jobs
 from aiload.facility.overheads import (
-    CoolingLag, cooling_kw, design_overhead_factor, drybulb_c, losses_kw,
+    CoolingLag, cooling_kw, drybulb_c, losses_kw, max_it_under_cap_kw,
 )
 from aiload.facility.presets import resolve_spec
 from aiload.facility.spec import FacilitySpec
@@ -129,20 +129,33 @@ def _grid(start, end, freq) -> tuple[pd.Timestamp, float, int, float]:
 
 
 def _job_capacity_nodes(spec: FacilitySpec) -> int:
-    """Nodes the batch jobs may hold at once: the job pool, less what a power cap forbids."""
+    """Nodes the batch jobs may hold at once: the job pool, less what a power cap forbids.
+
+    Under a cap the IT power may reach :func:`max_it_under_cap_kw` (meter power at the cap in
+    the worst weather, part-load losses included). It is spent at the rack input on what no
+    job changes — every pool node idle, the serving nodes at nameplate, fixed IT — and on
+    the step from idle to nameplate (and other IT) of each busy job node.
+    """
     fleet, capacity = spec.fleet, spec.pool_nodes
-    if spec.overheads.power_cap_kw is not None:
-        # at the rack input: nodes at nameplate through the rest of node and the PSUs
-        nameplate_in_w = fleet.node_input_w(fleet.nameplate_w, 1)
-        budget_w = spec.overheads.power_cap_kw * 1e3 / design_overhead_factor(spec.overheads)
-        budget_w -= sum(s.nodes for s in spec.inference) * nameplate_in_w
-        budget_w -= fleet.fixed_it_kw * 1e3
-        per_node = nameplate_in_w + fleet.other_it_w_per_busy_node
-        capacity = min(capacity, int(budget_w // per_node))
-        if spec.streams and capacity < max(s.max_nodes for s in spec.streams):
+    cap_kw = spec.overheads.power_cap_kw
+    if cap_kw is not None:
+        it_max_w = max_it_under_cap_kw(cap_kw, fleet.it_rated_kw, spec.overheads) * 1e3
+        serving = sum(s.nodes for s in spec.inference)
+        floor_w = (fleet.node_input_w(spec.pool_nodes * fleet.idle_w
+                                      + serving * fleet.nameplate_w, fleet.nodes)
+                   + serving * fleet.other_it_w_per_busy_node + fleet.fixed_it_kw * 1e3)
+        per_node = (fleet.node_input_w(fleet.nameplate_w - fleet.idle_w, 0)
+                    + fleet.other_it_w_per_busy_node)
+        capacity = min(capacity, int((it_max_w - floor_w) // per_node))
+        largest = max((s.max_nodes for s in spec.streams), default=0)
+        if floor_w > it_max_w or capacity < largest:
             raise InputError(
-                f"OverheadSpec.power_cap_kw = {spec.overheads.power_cap_kw} kW leaves room for "
-                f"{max(capacity, 0)} busy nodes, fewer than the largest job; raise the cap."
+                f"OverheadSpec.power_cap_kw = {cap_kw:g} kW leaves room for {max(capacity, 0)} "
+                f"busy job nodes, fewer than the largest job ({largest}): the facility's IT "
+                f"with every job node idle and the serving nodes at nameplate is "
+                f"{floor_w / 1e3:,.0f} kW of the {it_max_w / 1e3:,.0f} kW the cap allows in the "
+                f"worst weather (losses and cooling on top). Raise the cap, or use "
+                "aiload.facility(..., power_limit_kw=...) for a limit the levers meet as they can."
             )
     return capacity
 

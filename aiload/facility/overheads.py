@@ -23,6 +23,7 @@ from aiload.facility.spec import OverheadSpec
 from aiload.timeseries import require_tz_aware
 
 __all__ = ["losses_kw", "ups_efficiency", "cooling_kw", "drybulb_c", "design_overhead_factor",
+           "max_it_under_cap_kw",
            "CoolingLag", "chiller_cop"]
 
 
@@ -201,14 +202,50 @@ class CoolingLag:
         return u + (y_start - u) * self._gain
 
 
-def design_overhead_factor(spec: OverheadSpec) -> float:
-    """Facility power per unit IT at full load, worst weather (for the power cap) [-]."""
-    full_loss = spec.loss_a + spec.loss_b + spec.loss_c
-    if spec.cooling == "pue":
-        return spec.pue + full_loss
-    worst_cop = max(spec.cop_at_35c + spec.cop_slope_per_c * (35.0 - 45.0), 1.0)
+#: the outdoor temperature the power cap is designed for [°C]: chillers carry all the heat
+DESIGN_TEMP_C = 45.0
+
+
+def _worst_cooling_per_heat(spec: OverheadSpec) -> float:
+    """Cooling power per kW of heat (IT + losses) at :data:`DESIGN_TEMP_C` [-] (weather
+    models only)."""
+    worst_cop = max(spec.cop_at_35c + spec.cop_slope_per_c * (35.0 - DESIGN_TEMP_C), 1.0)
     air = spec.economiser_fraction + 1.0 / worst_cop
     if spec.cooling == "liquid":
         c = spec.liquid_capture
         air = c * (spec.liquid_overhead + 1.0 / worst_cop) + (1.0 - c) * air
-    return (1.0 + full_loss) * (1.0 + air)
+    return air
+
+
+def design_overhead_factor(spec: OverheadSpec) -> float:
+    """Facility power per unit IT at full load, worst weather [-]."""
+    full_loss = spec.loss_a + spec.loss_b + spec.loss_c
+    if spec.cooling == "pue":
+        return spec.pue + full_loss
+    return (1.0 + full_loss) * (1.0 + _worst_cooling_per_heat(spec))
+
+
+def max_it_under_cap_kw(cap_kw: float, rated_kw: float, spec: OverheadSpec) -> float:
+    """Largest IT power whose meter power stays at or below ``cap_kw`` in the worst weather
+    (:data:`DESIGN_TEMP_C`) [kW], 0 if none does.
+
+    The meter reads ``k_it·IT + k_loss·L(IT)`` with the losses ``L = R·(a + b·x + c·x²)``,
+    ``x = IT/R``: ``k_it = PUE, k_loss = 1`` for a constant PUE, ``k_it = k_loss = 1 + air``
+    for the weather models (cooling on the heat, IT + losses). Both grow with IT, so the
+    root of ``k_loss·c/R·IT² + (k_it + k_loss·b)·IT + k_loss·a·R − cap = 0`` is the limit at
+    every load, part load included (the no-load losses ``a·R`` make the meter-to-IT ratio
+    largest at low load; a full-load factor understates it there). Lagged cooling never
+    exceeds the steady state of the largest IT before it, so the bound holds with the lag.
+    """
+    if spec.cooling == "pue":
+        k_it, k_loss = spec.pue, 1.0
+    else:
+        k_it = k_loss = 1.0 + _worst_cooling_per_heat(spec)
+    quad = k_loss * spec.loss_c / rated_kw
+    lin = k_it + k_loss * spec.loss_b
+    const = k_loss * spec.loss_a * rated_kw - cap_kw
+    if const >= 0.0:
+        return 0.0
+    if quad == 0.0:
+        return -const / lin
+    return 2.0 * -const / (lin + np.sqrt(lin * lin - 4.0 * quad * const))  # stable form

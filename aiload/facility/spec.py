@@ -565,8 +565,9 @@ class OverheadSpec:
         temperature; trim chillers take the loop over linearly across
         ``economiser_band_c`` above it [°C].
     power_cap_kw : float, optional
-        Facility power cap [kW]: jobs wait rather than start when the nameplate power of the
-        busy nodes with design overheads would exceed it (IT is never clipped).
+        Facility power cap [kW]: jobs wait rather than start when the meter power of the
+        facility — every node idle, serving nodes and busy job nodes at nameplate, fixed IT,
+        losses and worst-weather cooling — would exceed it (IT is never clipped).
     """
 
     loss_a: float = 0.02

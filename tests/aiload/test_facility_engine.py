@@ -6,6 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from aiload.errors import InputError
 from aiload.facility import (
     DictCatalogue, FacilitySpec, FleetSpec, JobStreamSpec, OverheadSpec, constant_profile,
     facility,
@@ -184,10 +185,39 @@ def test_power_cap_delays_jobs_instead_of_clipping():
                           overheads=OverheadSpec(power_cap_kw=cap_kw))
     load = facility(capped, start=START, end=START + pd.Timedelta(days=1), freq="1min",
                     progress=False)
-    # budget by hand: 60 kW / (PUE 1.3 + full-load losses 0.05) / 3.52 kW -> 12 busy nodes
-    assert load.meta["capacity_nodes"] == 12
-    assert load.power["busy_nodes"].max() <= 12 + 1e-9
+    # by hand: the meter reads 1.3·IT + R·(0.02 + 0.01·x + 0.02·x²), R = 32 x 3.52 kW =
+    # 112.64 kW, x = IT/R: 60 kW at IT = 43.82 kW. Every node idle draws 32 x 0.4 = 12.8 kW;
+    # each busy node adds 3.52 - 0.4 = 3.12 kW: floor((43.82 - 12.8) / 3.12) = 9 busy nodes
+    # (a full-load factor, 60 / 1.35 / 3.52, gave 12 and let the meter reach 68.5 kW)
+    assert load.meta["capacity_nodes"] == 9
+    assert load.power["busy_nodes"].max() <= 9 + 1e-9
     assert load.power["facility_kw"].max() <= cap_kw
+    nine = 1.3 * (9 * 3.52 + 23 * 0.4)
+    nine += 112.64 * (0.02 + 0.01 * (9 * 3.52 + 23 * 0.4) / 112.64
+                      + 0.02 * ((9 * 3.52 + 23 * 0.4) / 112.64) ** 2)
+    assert nine <= cap_kw < nine + 1.3 * 3.12 + 0.1  # a tenth node would break the cap
+
+
+def test_a_power_cap_holds_the_meter_of_a_large_facility_or_is_refused():
+    # colocation-10mw: 2,840 nodes whose idle draw (and fixed network/storage IT) is most of
+    # a low cap; the cap formerly left it out, and the meter ran 10-60 % over all day
+    import dataclasses
+
+    from aiload.facility.presets import resolve_spec
+
+    base = resolve_spec("colocation-10mw", {})
+    for cap_kw in (6000.0, 9000.0):
+        spec = dataclasses.replace(
+            base, overheads=dataclasses.replace(base.overheads, power_cap_kw=cap_kw))
+        load = facility(spec, start="2025-07-14 00:00+00:00", end="1D", freq="1min", seed=0,
+                        progress=False)
+        assert load.power["facility_kw"].max() <= cap_kw
+        assert load.power["busy_nodes"].max() <= load.meta["capacity_nodes"] + 1e-9
+    spec = dataclasses.replace(
+        base, overheads=dataclasses.replace(base.overheads, power_cap_kw=4000.0))
+    with pytest.raises(InputError, match=r"power_cap_kw = 4000 kW leaves room for \d+ busy job "
+                       r"nodes, fewer than the largest job \(16\).*with every job node idle"):
+        facility(spec, start="2025-07-14 00:00+00:00", end="1D", freq="1min", progress=False)
 
 
 @pytest.mark.parametrize("seed", range(5))
