@@ -295,8 +295,9 @@ def flexible_interconnection(
         The network; never modified.
     load_kw : pandas.Series or FacilityLoad
         Interval-mean facility power on a tz-aware fixed-step index: [kW] when named
-        ``*_kw`` (or a ``FacilityLoad``), else [MW]. Only its shape matters: it is scaled
-        to each size (size = its peak).
+        ``*_kw`` (or a ``FacilityLoad``), [MW] when named ``*_mw``; any other name is
+        refused (the unit sets :func:`implied_limit_kw`). The size table uses only its
+        shape: it is scaled to each size (size = its peak).
     bus : int
         Index of the connection bus in ``net.bus``.
     limits : Limits, optional
@@ -338,6 +339,15 @@ def flexible_interconnection(
     >>> int(res.table.curtailed_h_per_yr.iloc[0] > 0)
     1
     """
+    if isinstance(load_kw, pd.Series) and not str(load_kw.name or "").lower().endswith(
+            ("_kw", "_mw")):
+        # the table needs only the shape, so a unit error would pass unseen into
+        # implied_limit_kw and curtailment_cost (a kW series read as MW: a 1000x limit)
+        raise InputError(
+            f"load_kw: a Series named {load_kw.name!r}; its unit decides the implied limit and "
+            "the cost, so name it: '*_kw' for kW (e.g. series.rename('facility_kw')) or "
+            "'*_mw' for MW, or pass the FacilityLoad itself."
+        )
     series = facility_mw(load_kw, "load_kw")
     bus = check_bus(net, bus)
     refuse_slack_bus(net, bus)

@@ -152,6 +152,22 @@ def study(net):
                                          background=pd.Series(0.7, idx), sizes_mw=[2.0])
 
 
+@pytest.mark.parametrize("name", [None, "power", "load_MW2"])
+def test_flexible_study_refuses_a_series_of_unknown_unit(net, study, name):
+    # an unnamed kW series was read as MW: the size table looked right (only the shape is
+    # used) but implied_limit_kw was 1000x too loose and curtailment_cost found nothing
+    load = study.load_mw.rename(name)
+    with pytest.raises(InputError, match=rf"load_kw: a Series named {name!r}; its unit "
+                       r"decides .* '\*_kw' for kW .* '\*_mw' for MW"):
+        grid.flexible_interconnection(net, load, bus=9, limits=grid.Limits(vm_min_pu=0.9),
+                                      background=pd.Series(0.7, load.index), sizes_mw=[2.0])
+    # named in kW: the same table as the MW series (the shape is what the table uses)
+    res = grid.flexible_interconnection(net, (load * 1e3).rename("facility_kw"), bus=9,
+                                        limits=grid.Limits(vm_min_pu=0.9),
+                                        background=pd.Series(0.7, load.index), sizes_mw=[2.0])
+    pd.testing.assert_frame_equal(res.table, study.table)
+
+
 def test_flexible_study_of_a_series_without_freq_has_no_nan(net, study):
     # a regular series whose index lost its freq (e.g. rebuilt from a list) gave NaN per year
     load = study.load_mw
