@@ -94,8 +94,32 @@ def check_bus(net: pp.pandapowerNet, bus: int) -> int:
         )
     if not bool(net.bus.at[bus, "in_service"]):
         raise InputError(f"bus {bus} is out of service; put it in service or pick another bus.")
+    check_unchecked_branches(net)
     check_supplied(net, int(bus))
     return int(bus)
+
+
+def check_unchecked_branches(net: pp.pandapowerNet) -> None:
+    """Refuse in-service ``impedance`` and ``dcline`` elements: no study here checks them.
+
+    pandapower gives an ``impedance`` no rating (its ``sn_mva`` is the per-unit base) and
+    a ``dcline`` a fixed transfer, so neither enters the loading limits nor the N-1 cases
+    of these studies; a result would stay silent about them.
+    """
+    for kind, what in (("impedance", "an impedance branch (no rating in pandapower)"),
+                       ("dcline", "a DC line (fixed transfer, modelled as two generators)")):
+        table = net[kind] if kind in net else None
+        if table is None or not len(table):
+            continue
+        live = table.index[table.in_service.astype(bool)]
+        if len(live):
+            raise InputError(
+                f"net.{kind} has {len(live)} in-service element(s) (index "
+                f"{', '.join(str(i) for i in live[:5])}{', ...' if len(live) > 5 else ''}): "
+                f"{what} is in the power flow but in no loading limit and no N-1 case of the "
+                "grid studies, so a result would say nothing about it. Model it as a line "
+                "(pp.create_line_from_parameters with max_i_ka) or transformer with a rating, "
+                f"or set net.{kind}.in_service = False if it does not matter here.")
 
 
 def is_number(value: object) -> bool:

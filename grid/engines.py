@@ -79,6 +79,7 @@ class Model:
     q_min_bus: np.ndarray | None = None
     q_sched_bus: np.ndarray | None = None
     q_lims_note: str = ""
+    trafo3w_row: np.ndarray | None = None  # (3, n_trafo3w) ppci rows: hv, mv, lv windings
 
 
 # numba=False in every runpp here: with numba installed, the first runpp of a process spends
@@ -157,6 +158,10 @@ def prepare(net: pp.pandapowerNet, load_index: int,
     brl = net._pd2ppc_lookups["branch"]
     line_row = ppci_of_ppc[slice(*brl["line"])] if "line" in brl else np.zeros(0, int)
     trafo_row = ppci_of_ppc[slice(*brl["trafo"])] if "trafo" in brl else np.zeros(0, int)
+    # pandapower models a 3-winding transformer as three branches to a star bus: all hv
+    # windings first, then all mv, then all lv (results_branch._get_trafo3w_lookups)
+    trafo3w_row = (ppci_of_ppc[slice(*brl["trafo3w"])].reshape(3, -1) if "trafo3w" in brl
+                   else np.zeros((3, 0), int))
     branch = internal["branch"]
     base_kv = internal["bus"][:, 9].real  # BASE_KV
     f_kv = base_kv[branch[:, 0].real.astype(int)]
@@ -188,6 +193,7 @@ def prepare(net: pp.pandapowerNet, load_index: int,
         t_bus=branch[:, 1].real.astype(np.int64),
         ext_grid_offset_mw=0.0,
         fast_reason=_fast_reason(net),
+        trafo3w_row=trafo3w_row,
     )
     from grid.qlims import bus_q_limits, resolve_enforce_q_lims
 
@@ -304,6 +310,38 @@ def _branch_loading(model: Model, v: np.ndarray, rows: np.ndarray, table, kind: 
     return out
 
 
+def _trafo3w_loading(model: Model, v: np.ndarray) -> np.ndarray:
+    """Loading [%] of the 3-winding transformers, as ``res_trafo3w.loading_percent``.
+
+    pandapower's definition (``trafo_loading="current"``): each winding's current times its
+    rated voltage against its own rating (``sn_hv_mva``, ``sn_mv_mva``, ``sn_lv_mva``), the
+    largest of the three; the hv winding's current at its hv end, the mv and lv windings' at
+    their mv and lv ends. A winding pandapower left out reads 0 %, an element out of service
+    0 %, as in ``runpp``'s results.
+    """
+    table = model.net.trafo3w
+    rows = model.trafo3w_row if model.trafo3w_row is not None else np.zeros((3, 0), int)
+    n = v.shape[0]
+    if rows.shape[1] == 0:
+        return np.zeros((n, 0))
+    per_winding = []
+    for w, (side, kv, sn) in enumerate((("f", "vn_hv_kv", "sn_hv_mva"),
+                                         ("t", "vn_mv_kv", "sn_mv_mva"),
+                                         ("t", "vn_lv_kv", "sn_lv_mva"))):
+        out = np.zeros((n, rows.shape[1]))
+        live = np.flatnonzero(rows[w] >= 0)
+        if live.size:
+            r = rows[w, live]
+            y, base_kv = (model.yf, model.f_kv) if side == "f" else (model.yt, model.t_kv)
+            i_ka = np.abs(y[r] @ v.T) * (model.base_mva / (np.sqrt(3) * base_kv[r]))[:, None]
+            rated = (table[kv] * np.sqrt(3) / table[sn] * 100.0).to_numpy()[live, None]
+            out[:, live] = (i_ka * rated).T
+        per_winding.append(out)
+    loading = np.maximum(np.maximum(per_winding[0], per_winding[1]), per_winding[2])
+    loading[:, ~table.in_service.to_numpy()] = 0.0
+    return loading
+
+
 def injections(model: Model, p_mw: np.ndarray, q_mvar: np.ndarray, scale: np.ndarray) -> np.ndarray:
     """Bus injections of every step [pu], shape (steps, buses)."""
     sbus = np.repeat(model.sbus0[None, :], len(p_mw), axis=0)
@@ -362,6 +400,7 @@ def solve_runpp(
     out = np.full((n, len(model.v0)), np.nan + 0j)
     converged = np.zeros(n, dtype=bool)
     ok = model.bus_row >= 0
+    aux = np.setdiff1d(np.arange(len(model.v0)), model.bus_row[ok])
     for k in range(n):
         p = np.where(others, base_p * scale[k], 0.0)
         q = np.where(others, base_q * scale[k], 0.0)
@@ -378,6 +417,11 @@ def solve_runpp(
         vm = net.res_bus.vm_pu.to_numpy()[ok]
         va = np.deg2rad(net.res_bus.va_degree.to_numpy()[ok])
         out[k, model.bus_row[ok]] = vm * np.exp(1j * va)
+        v_int = net._ppc["internal"]["V"]
+        if aux.size and len(v_int) == out.shape[1]:
+            # pandapower's auxiliary buses (a trafo3w's star point) are in no res_ table;
+            # the flows through them need their voltage: runpp's own, same ppci order
+            out[k, aux] = v_int[aux]
     return out, converged
 
 
@@ -385,8 +429,9 @@ def flows(model: Model, v: np.ndarray, p_mw: np.ndarray, q_mvar: np.ndarray,
           scale: np.ndarray) -> dict[str, np.ndarray]:
     """Quantities ``runpp`` reports, computed from voltages as pandapower does.
 
-    Returns arrays (steps x element): ``vm_pu`` [pu] per net.bus row, ``line_loading_percent``
-    and ``trafo_loading_percent`` [%], and ``ext_grid_p_mw`` [MW] (steps,).
+    Returns arrays (steps x element): ``vm_pu`` [pu] per net.bus row, ``line_loading_percent``,
+    ``trafo_loading_percent`` and ``trafo3w_loading_percent`` [%] (net.trafo3w rows), and
+    ``ext_grid_p_mw`` [MW] (steps,).
     """
     net = model.net
     n = v.shape[0]
@@ -395,6 +440,7 @@ def flows(model: Model, v: np.ndarray, p_mw: np.ndarray, q_mvar: np.ndarray,
     vm[:, ok] = np.abs(v[:, model.bus_row[ok]])
     line_loading = _branch_loading(model, v, model.line_row, net.line, "line")
     trafo_loading = _branch_loading(model, v, model.trafo_row, net.trafo, "trafo")
+    trafo3w_loading = _trafo3w_loading(model, v)
     if len(model.ref) == 1:
         ext = _slack_p_calc(model, v, _ref_injection(model, p_mw, q_mvar, scale)) \
             + model.ext_grid_offset_mw
@@ -404,5 +450,6 @@ def flows(model: Model, v: np.ndarray, p_mw: np.ndarray, q_mvar: np.ndarray,
         "vm_pu": vm,
         "line_loading_percent": line_loading,
         "trafo_loading_percent": trafo_loading,
+        "trafo3w_loading_percent": trafo3w_loading,
         "ext_grid_p_mw": ext,
     }

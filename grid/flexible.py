@@ -147,6 +147,8 @@ def _step_worst(out: dict[str, np.ndarray], converged: np.ndarray, limits: Limit
         ("bus", out["vm_pu"], limits.vm_max_pu, 1.0),
         ("line", out["line_loading_percent"], limits.loading_max_percent, 1.0),
         ("trafo", out["trafo_loading_percent"], limits.loading_max_percent, 1.0),
+        ("trafo3w", out.get("trafo3w_loading_percent", np.zeros((n, 0))),
+         limits.loading_max_percent, 1.0),
     ]
     for kind, values, limit, sign in checks:
         if values.size == 0:
@@ -192,7 +194,8 @@ def headroom(
     work, load_index = attach(net, bus, power_factor=power_factor)
     model = engines.prepare(work, load_index, enforce_q_lims)
     engine = "runpp" if model.fast_reason else "auto"
-    columns = {"bus": net.bus.index, "line": net.line.index, "trafo": net.trafo.index}
+    columns = {"bus": net.bus.index, "line": net.line.index, "trafo": net.trafo.index,
+               "trafo3w": net.trafo3w.index}
     used = ""
 
     def violated(p: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

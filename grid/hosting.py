@@ -81,6 +81,8 @@ def worst_violation(out: dict[str, np.ndarray], converged: np.ndarray, limits: L
         ("line", "loading_percent", out["line_loading_percent"], limits.loading_max_percent, 1.0),
         ("trafo", "loading_percent", out["trafo_loading_percent"], limits.loading_max_percent,
          1.0),
+        ("trafo3w", "loading_percent", out.get("trafo3w_loading_percent", np.zeros((0, 0))),
+         limits.loading_max_percent, 1.0),
     ]
     best = None
     for kind, quantity, values, limit, sign in checks:
@@ -116,9 +118,9 @@ def base_violation_text(out: dict[str, np.ndarray], converged: np.ndarray, limit
             found.append((hi - limits.vm_max_pu, (f"bus {b} at {hi:.6g} pu > vm_max_pu "
                           f"{limits.vm_max_pu:g} (by {hi - limits.vm_max_pu:.3g} pu)")))
     top_loading = limits.loading_max_percent
-    for kind in ("line", "trafo"):
-        values = out[f"{kind}_loading_percent"]
-        for j, e in enumerate(columns[kind]):
+    for kind in ("line", "trafo", "trafo3w"):
+        values = out.get(f"{kind}_loading_percent", np.zeros((0, 0)))
+        for j, e in enumerate(columns.get(kind, ())):
             worst = np.nanmax(values[:, j], initial=-np.inf)
             top_loading = max(top_loading, worst)
             if worst > limits.loading_max_percent:
@@ -247,7 +249,8 @@ def hosting_capacity(
     # one step: Newton directly; a series: the batch engine where it is verified
     engine = "auto" if len(scale) > 1 else "newton"
     engine = "runpp" if model.fast_reason else engine
-    columns = {"bus": net.bus.index, "line": net.line.index, "trafo": net.trafo.index}
+    columns = {"bus": net.bus.index, "line": net.line.index, "trafo": net.trafo.index,
+               "trafo3w": net.trafo3w.index}
 
     def check(p: float):
         p_arr = np.full(len(scale), p)

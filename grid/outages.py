@@ -17,7 +17,8 @@ __all__ = ["contingency", "peak_steps"]
 
 log = logging.getLogger(__name__)
 
-_OUTAGES = {"lines": ("line",), "trafos": ("trafo",), "lines+trafos": ("line", "trafo")}
+_OUTAGES = {"lines": ("line",), "trafos": ("trafo", "trafo3w"),
+            "lines+trafos": ("line", "trafo", "trafo3w")}
 
 
 def peak_steps(load_mw: pd.Series, n: int) -> pd.DatetimeIndex:
@@ -49,7 +50,8 @@ def contingency(
     bus : int
         The facility's bus.
     outages : {"lines", "trafos", "lines+trafos"}
-        Which in-service branches to take out, one at a time.
+        Which in-service branches to take out, one at a time ("trafos": 2- and 3-winding
+        transformers, ``net.trafo`` and ``net.trafo3w``).
     power_factor : float
         Lagging power factor of the facility [-], in (0, 1].
     n_peak : int
@@ -78,7 +80,8 @@ def contingency(
         outage leaves without supply [MW]: 0 unless ``facility_islanded``; an outage that
         islands the facility is an outcome of the study, not an error), ``converged_steps`` (of ``n_peak``), ``min_vm_pu`` and ``max_vm_pu`` [pu],
         ``max_line_loading_percent`` and ``max_trafo_loading_percent`` [%] over the peak
-        steps, ``worst_time`` (the step with the lowest voltage), ``nose_mw`` (the largest
+        steps (the latter over 2- and 3-winding transformers, a trafo3w's loading being its
+        most loaded winding's, as ``res_trafo3w.loading_percent``), ``worst_time`` (the step with the lowest voltage), ``nose_mw`` (the largest
         facility power the case can carry at all: the nose of its P-V curve,
         :func:`grid.pv_curve`, within 0.1 % of the peak) [MW], ``collapse_margin_mw``
         (``nose_mw`` minus the facility's peak; negative: the peak is beyond collapse) [MW]
@@ -148,6 +151,8 @@ def contingency(
             row["worst_time"] = times[conv][int(np.argmin(np.nanmin(vm, axis=1)))]
             for key in ("line_loading_percent", "trafo_loading_percent"):
                 values = out[key][conv]
+                if key == "trafo_loading_percent" and "trafo3w_loading_percent" in out:
+                    values = np.hstack([values, out["trafo3w_loading_percent"][conv]])
                 finite = values[np.isfinite(values)]
                 row[f"max_{key}"] = float(finite.max()) if finite.size else np.nan
         if margins and not row["facility_islanded"] and (
@@ -165,8 +170,9 @@ def _where(net: pp.pandapowerNet, kind: str | None, idx: int | None) -> str:
     if kind is None:
         return ""
     table = net[kind]
-    ends = ("from_bus", "to_bus") if kind == "line" else ("hv_bus", "lv_bus")
-    text = f"bus {table.at[idx, ends[0]]}-{table.at[idx, ends[1]]}"
+    ends = {"line": ("from_bus", "to_bus"), "trafo3w": ("hv_bus", "mv_bus", "lv_bus")}.get(
+        kind, ("hv_bus", "lv_bus"))
+    text = "bus " + "-".join(str(table.at[idx, end]) for end in ends)
     name = table.at[idx, "name"] if "name" in table else None
     if isinstance(name, str) and name.strip():
         text += f" '{name.strip()}'"
@@ -203,12 +209,16 @@ def _fast_case(base: engines.Model, kind: str | None, idx: int | None, p: np.nda
     if kind is None:
         model, islanded = base, np.zeros(base.ybus.shape[0], dtype=bool)
     else:
-        rows = base.line_row if kind == "line" else base.trafo_row
-        row = rows[base.net[kind].index.get_loc(idx)]
-        if row < 0:  # pandapower already left it out (e.g. a bus of it is out of service)
+        pos = base.net[kind].index.get_loc(idx)
+        if kind == "trafo3w":  # its three windings (branches to the star bus) at once
+            rows = base.trafo3w_row[:, pos]
+        else:
+            rows = (base.line_row if kind == "line" else base.trafo_row)[[pos]]
+        rows = rows[rows >= 0]
+        if rows.size == 0:  # pandapower already left it out (e.g. a bus of it is out of service)
             model, islanded = base, np.zeros(base.ybus.shape[0], dtype=bool)
         else:
-            model, islanded = engines.without_branches(base, np.array([row]))
+            model, islanded = engines.without_branches(base, rows)
     v, conv = engines.solve_newton(model, p, q, scale)
     v[:, islanded] = np.nan
     out = engines.flows(model, v, p, q, scale)

@@ -52,6 +52,9 @@ class GridResult:
         The limits used by :meth:`violations` when none are given.
     enforce_q_lims : bool
         Whether generator reactive-power limits were enforced (PV -> PQ switching).
+    trafo3w_loading_percent : pandas.DataFrame
+        3-winding transformer loading [%], time x trafo3w: the largest of the three
+        windings' loadings, each against its own rating (``res_trafo3w.loading_percent``).
     """
 
     vm_pu: pd.DataFrame
@@ -65,6 +68,7 @@ class GridResult:
     engine_reason: str = ""
     limits: Limits = field(default_factory=Limits)
     enforce_q_lims: bool = False
+    trafo3w_loading_percent: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     @property
     def failed_steps(self) -> pd.DatetimeIndex:
@@ -84,7 +88,7 @@ class GridResult:
         -------
         pandas.DataFrame
             Columns ``time``, ``element`` (e.g. ``"bus 5"``, ``"line 3"``, ``"trafo 0"``,
-            ``"power flow"``), ``quantity`` (``vm_pu``, ``loading_percent``, ``converged``),
+            ``"trafo3w 0"``, ``"power flow"``), ``quantity`` (``vm_pu``, ``loading_percent``, ``converged``),
             ``value``, ``limit``; sorted by time. A non-converged step appears as one row
             with quantity ``converged`` (value 0, limit 1).
         """
@@ -104,7 +108,8 @@ class GridResult:
         collect(self.vm_pu, "bus", "vm_pu", self.vm_pu < lim.vm_min_pu, lim.vm_min_pu)
         collect(self.vm_pu, "bus", "vm_pu", self.vm_pu > lim.vm_max_pu, lim.vm_max_pu)
         for frame, kind in ((self.line_loading_percent, "line"),
-                            (self.trafo_loading_percent, "trafo")):
+                            (self.trafo_loading_percent, "trafo"),
+                            (self.trafo3w_loading_percent, "trafo3w")):
             collect(frame, kind, "loading_percent", frame > lim.loading_max_percent,
                     lim.loading_max_percent)
         failed = self.failed_steps
@@ -332,4 +337,7 @@ def assemble(net, series: pd.Series, out: dict[str, np.ndarray], converged: np.n
         engine_reason="; ".join(x for x in (reason, model.q_lims_note) if x),
         limits=limits if limits is not None else Limits(),
         enforce_q_lims=model.enforce_q_lims,
+        trafo3w_loading_percent=pd.DataFrame(
+            out.get("trafo3w_loading_percent", np.zeros((len(idx), 0))), index=idx,
+            columns=net.trafo3w.index.copy()),
     )

@@ -31,8 +31,8 @@ from grid.topology import supplied_buses
 
 __all__ = ["ShortCircuitData", "ShortCircuitStrength", "short_circuit_strength"]
 
-_OUTAGES = {"lines": ("line",), "trafos": ("trafo",), "lines+trafos": ("line", "trafo"),
-            None: ()}
+_OUTAGES = {"lines": ("line",), "trafos": ("trafo", "trafo3w"),
+            "lines+trafos": ("line", "trafo", "trafo3w"), None: ()}
 
 
 @dataclass(frozen=True)
@@ -240,7 +240,8 @@ def short_circuit_strength(
         IEC 60909 values for what the network lacks; every value used is listed in
         ``assumed``.
     outages : {"lines", "trafos", "lines+trafos", None}
-        Which in-service branches to take out one at a time (None: intact only).
+        Which in-service branches to take out one at a time (None: intact only);
+        "trafos" means 2- and 3-winding transformers (``net.trafo``, ``net.trafo3w``).
     scr_weak, scr_very_weak : float
         SCR below which the point is called weak and very weak [-].
 
