@@ -50,7 +50,9 @@ def contingency(
     bus : int
         The facility's bus.
     outages : {"lines", "trafos", "lines+trafos"}
-        Which in-service branches to take out, one at a time ("trafos": 2- and 3-winding
+        Which in-service branches to take out, one circuit at a time (a row with
+        ``parallel=k`` is k circuits: its case takes one out, leaving k-1, labelled
+        ``"line 0 (1 of 2 circuits)"``) ("trafos": 2- and 3-winding
         transformers, ``net.trafo`` and ``net.trafo3w``).
     power_factor : float
         Lagging power factor of the facility [-], in (0, 1].
@@ -119,7 +121,8 @@ def contingency(
     cases: list[tuple[str, str | None, int | None]] = [("none", None, None)]
     for kind in _OUTAGES[outages]:
         table = net[kind]
-        cases += [(f"{kind} {i}", kind, int(i)) for i in table.index[table.in_service]]
+        cases += [(f"{kind} {i}{_circuits(table, i)}", kind, int(i))
+                  for i in table.index[table.in_service]]
     study = _fast_case if base.fast_reason is None else _runpp_case
     rows = []
     intact = None
@@ -165,6 +168,31 @@ def contingency(
     return table
 
 
+def circuits(table: pd.DataFrame, idx: int) -> int:
+    """How many parallel circuits a line or transformer row stands for (``parallel``)."""
+    return int(table.at[idx, "parallel"]) if "parallel" in table else 1
+
+
+def _circuits(table: pd.DataFrame, idx: int) -> str:
+    """The label suffix of a row with parallel circuits: N-1 takes out one of them."""
+    k = circuits(table, idx)
+    return f" (1 of {k} circuits)" if k > 1 else ""
+
+
+def one_circuit_out(net: pp.pandapowerNet, kind: str, idx: int) -> None:
+    """Take one circuit of ``net[kind]`` row ``idx`` out, in place: N-1 of that row.
+
+    A row with ``parallel=k`` is k circuits (a double-circuit line, a pair of transformers):
+    one out leaves ``parallel=k-1``, exactly the network pandapower builds from k rows with
+    one out of service. A single circuit goes out of service.
+    """
+    k = circuits(net[kind], idx)
+    if k > 1:
+        net[kind].at[idx, "parallel"] = k - 1
+    else:
+        net[kind].at[idx, "in_service"] = False
+
+
 def _where(net: pp.pandapowerNet, kind: str | None, idx: int | None) -> str:
     """The buses an element joins and its name, for a reader: ``"bus 48-49 'L65'"``."""
     if kind is None:
@@ -206,8 +234,18 @@ def _fast_case(base: engines.Model, kind: str | None, idx: int | None, p: np.nda
                q: np.ndarray):
     """One outage by editing pandapower's admittance matrix; Newton at every peak step."""
     scale = np.ones(len(p))
+    partial = kind is not None and circuits(base.net[kind], idx) > 1
     if kind is None:
         model, islanded = base, np.zeros(base.ybus.shape[0], dtype=bool)
+    elif partial:
+        # one of k parallel circuits out: pandapower's own matrices of the net with k-1
+        case = copy.deepcopy(base.net)
+        one_circuit_out(case, kind, idx)
+        try:
+            model = engines.prepare(case, base.load_index, base.enforce_q_lims)
+        except InputError:
+            return None
+        islanded = np.zeros(model.ybus.shape[0], dtype=bool)
     else:
         pos = base.net[kind].index.get_loc(idx)
         if kind == "trafo3w":  # its three windings (branches to the star bus) at once
@@ -223,7 +261,7 @@ def _fast_case(base: engines.Model, kind: str | None, idx: int | None, p: np.nda
     v[:, islanded] = np.nan
     out = engines.flows(model, v, p, q, scale)
     energised = model.bus_row >= 0
-    if kind is not None:
+    if kind is not None and not partial:
         # the element itself carries nothing once out, as pandapower reports it
         out[f"{kind}_loading_percent"][:, base.net[kind].index.get_loc(idx)] = 0.0
     return out, conv, energised, model
@@ -234,7 +272,7 @@ def _runpp_case(base: engines.Model, kind: str | None, idx: int | None, p: np.nd
     """One outage on a copy of the net, solved by pandapower itself (the reference path)."""
     case = copy.deepcopy(base.net)
     if kind is not None:
-        case[kind].at[idx, "in_service"] = False
+        one_circuit_out(case, kind, idx)
     try:
         model = engines.prepare(case, base.load_index, base.enforce_q_lims)
     except InputError:

@@ -120,15 +120,24 @@ def nose(model: engines.Model, power_factor: float, *, p_start_mw: float, step_m
 def _outage(net: pp.pandapowerNet, outage: str | None) -> tuple[pp.pandapowerNet, str | None]:
     if outage is None:
         return net, None
-    parts = str(outage).split()
-    if len(parts) != 2 or parts[0] not in ("line", "trafo") or not parts[1].lstrip("-").isdigit():
-        raise InputError(f"outage: expected 'line N' or 'trafo N', got {outage!r}.")
-    kind, idx = parts[0], int(parts[1])
+    import re
+
+    from grid.outages import circuits, one_circuit_out
+
+    # grid.contingency's labels: "line 3", "trafo3w 0", "trafo 1 (1 of 2 circuits)"
+    found = re.fullmatch(r"(line|trafo|trafo3w) (-?\d+)( \(1 of \d+ circuits\))?",
+                         str(outage).strip())
+    if found is None:
+        raise InputError(f"outage: expected 'line N' or 'trafo N', got {outage!r} ('trafo3w N' "
+                         "and grid.contingency's labels, e.g. 'line 0 (1 of 2 circuits)', "
+                         "are taken too).")
+    kind, idx = found.group(1), int(found.group(2))
     if idx not in net[kind].index or not bool(net[kind].at[idx, "in_service"]):
         raise InputError(f"outage: {kind} {idx} is not an in-service {kind} of this network.")
     out = copy.deepcopy(net)
-    out[kind].at[idx, "in_service"] = False
-    return out, f"{kind} {idx}"
+    k = circuits(out[kind], idx)
+    one_circuit_out(out, kind, idx)  # one circuit of a parallel=k row, as grid.contingency
+    return out, f"{kind} {idx}" + (f" (1 of {k} circuits)" if k > 1 else "")
 
 
 def pv_curve(
@@ -153,7 +162,9 @@ def pv_curve(
     power_factor : float
         Lagging power factor of the facility [-], in (0, 1]; held along the curve.
     outage : str, optional
-        ``"line N"`` or ``"trafo N"`` taken out of service first (an N-1 case).
+        ``"line N"``, ``"trafo N"`` or ``"trafo3w N"`` taken out first (an N-1 case; one
+        circuit of a row with ``parallel=k``, as :func:`grid.contingency`, whose element
+        labels are accepted).
     step_mw : float, optional
         First step of the facility power [MW]; default 5 % of the network's in-service
         load (at least 1 MW).

@@ -27,6 +27,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from grid.attach import check_bus, is_number
+from grid.outages import circuits, one_circuit_out
 from grid.topology import supplied_buses
 
 __all__ = ["ShortCircuitData", "ShortCircuitStrength", "short_circuit_strength"]
@@ -240,7 +241,8 @@ def short_circuit_strength(
         IEC 60909 values for what the network lacks; every value used is listed in
         ``assumed``.
     outages : {"lines", "trafos", "lines+trafos", None}
-        Which in-service branches to take out one at a time (None: intact only);
+        Which in-service branches to take out one circuit at a time (None: intact only; a
+        row with ``parallel=k`` loses one circuit, labelled ``"line 0 (1 of 2 circuits)"``);
         "trafos" means 2- and 3-winding transformers (``net.trafo``, ``net.trafo3w``).
     scr_weak, scr_very_weak : float
         SCR below which the point is called weak and very weak [-].
@@ -275,7 +277,8 @@ def short_circuit_strength(
     rows = []
     for kind in _OUTAGES[outages]:
         for idx in net[kind].index[net[kind].in_service.astype(bool)]:
-            work[kind].at[idx, "in_service"] = False
+            k = circuits(work[kind], idx)
+            one_circuit_out(work, kind, idx)  # one circuit of a parallel=k row
             try:
                 if bus in supplied_buses(work):
                     o_max, o_min = _skss(work, bus)
@@ -283,7 +286,10 @@ def short_circuit_strength(
                     o_max = o_min = math.nan
             finally:
                 work[kind].at[idx, "in_service"] = True
-            rows.append({"element": f"{kind} {idx}", "facility_islanded": math.isnan(o_max),
+                if k > 1:
+                    work[kind].at[idx, "parallel"] = k
+            label = f"{kind} {idx}" + (f" (1 of {k} circuits)" if k > 1 else "")
+            rows.append({"element": label, "facility_islanded": math.isnan(o_max),
                          "skss_max_mva": o_max, "skss_min_mva": o_min,
                          "scr_max": o_max / facility_mw, "scr_min": o_min / facility_mw,
                          "strength": _strength(o_min / facility_mw, scr_weak, scr_very_weak)})

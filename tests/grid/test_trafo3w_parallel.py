@@ -145,3 +145,81 @@ def test_unchecked_branch_elements_are_refused(kind):
     net[kind]["in_service"] = False
     assert grid.timeseries(net, pd.Series([1.0, 2.0, 1.0], IDX), bus=lv).converged.all()
 
+
+def double_circuit(rows: bool) -> tuple[pp.pandapowerNet, int]:
+    """A double-circuit 110 kV line and two 40 MVA transformers: two rows each, or one row
+    each with ``parallel=2`` (the same equipment)."""
+    net = pp.create_empty_network()
+    b0, b1 = pp.create_bus(net, 110.0), pp.create_bus(net, 110.0)
+    b2 = pp.create_bus(net, 20.0)
+    pp.create_ext_grid(net, b0)
+    for _ in range(2 if rows else 1):
+        pp.create_line(net, b0, b1, 20.0, "149-AL1/24-ST1A 110.0", parallel=1 if rows else 2)
+        pp.create_transformer(net, b1, b2, "40 MVA 110/20 kV", parallel=1 if rows else 2)
+    return net, b2
+
+
+def test_n1_of_a_parallel_row_takes_out_one_circuit():
+    load = pd.Series([30.0, 50.0, 40.0], IDX)
+    cols = ["facility_islanded", "converged_steps", "min_vm_pu", "max_vm_pu",
+            "max_line_loading_percent", "max_trafo_loading_percent"]
+    net_p, bus = double_circuit(rows=False)
+    net_r, _ = double_circuit(rows=True)
+    par = grid.contingency(net_p, load, bus=bus, margins=False).set_index("element")
+    two = grid.contingency(net_r, load, bus=bus, margins=False).set_index("element")
+    assert list(par.index) == ["none", "line 0 (1 of 2 circuits)", "trafo 0 (1 of 2 circuits)"]
+    for a, b in (("none", "none"), ("line 0 (1 of 2 circuits)", "line 0"),
+                 ("trafo 0 (1 of 2 circuits)", "trafo 0")):
+        for c in cols:
+            assert par.at[a, c] == pytest.approx(two.at[b, c], abs=1e-9), (a, c)
+    # and against pandapower: one transformer of the two out at the 50 MW peak
+    ref = runpp_with(net_r, bus, 50.0, pf=0.99)
+    ref_out = runpp_with(net_r, bus, 50.0, (("trafo", 0),), pf=0.99)
+    row = par.loc["trafo 0 (1 of 2 circuits)"]
+    assert row.max_trafo_loading_percent == pytest.approx(
+        ref_out.res_trafo.loading_percent.max(), abs=1e-6)
+    assert row.min_vm_pu == pytest.approx(ref_out.res_bus.vm_pu.min(), abs=1e-9)
+    assert row.max_trafo_loading_percent > 130 and not row.facility_islanded
+    assert ref.res_trafo.loading_percent.max() < 70  # intact: both share the load
+
+
+def test_n1_of_a_parallel_row_on_the_runpp_path(monkeypatch):
+    from grid import engines
+
+    monkeypatch.setattr(engines, "_fast_reason", lambda net: "forced for the test")
+    load = pd.Series([30.0, 50.0], IDX[:2])
+    net_p, bus = double_circuit(rows=False)
+    net_r, _ = double_circuit(rows=True)
+    par = grid.contingency(net_p, load, bus=bus, margins=False).set_index("element")
+    two = grid.contingency(net_r, load, bus=bus, margins=False).set_index("element")
+    for c in ("min_vm_pu", "max_line_loading_percent", "max_trafo_loading_percent"):
+        assert par.at["trafo 0 (1 of 2 circuits)", c] == pytest.approx(two.at["trafo 0", c],
+                                                                       abs=1e-9)
+        assert par.at["line 0 (1 of 2 circuits)", c] == pytest.approx(two.at["line 0", c],
+                                                                      abs=1e-9)
+
+
+def test_short_circuit_n1_of_a_parallel_row_takes_out_one_circuit():
+    data = grid.ShortCircuitData(ext_grid_sc_max_mva=3000, ext_grid_sc_min_mva=2000,
+                                 ext_grid_rx=0.1, line_end_temp_degree=80)
+    net_p, bus = double_circuit(rows=False)
+    net_r, _ = double_circuit(rows=True)
+    par = grid.short_circuit_strength(net_p, bus=bus, facility_mw=50.0, data=data)
+    two = grid.short_circuit_strength(net_r, bus=bus, facility_mw=50.0, data=data)
+    a = par.outages.set_index("element")
+    b = two.outages.set_index("element")
+    assert not a.facility_islanded.any()
+    for x, y in (("trafo 0 (1 of 2 circuits)", "trafo 0"), ("line 0 (1 of 2 circuits)", "line 0")):
+        for c in ("skss_max_mva", "skss_min_mva", "scr_min"):
+            assert a.at[x, c] == pytest.approx(b.at[y, c], rel=1e-9), (x, c)
+    assert a.at["trafo 0 (1 of 2 circuits)", "scr_min"] < par.scr_min
+    assert (net_p.line.parallel == 2).all()  # the input net is untouched
+
+
+def test_pv_curve_takes_the_contingency_label_of_one_circuit():
+    net_p, bus = double_circuit(rows=False)
+    net_r, _ = double_circuit(rows=True)
+    a = grid.pv_curve(net_p, bus=bus, outage="trafo 0 (1 of 2 circuits)")
+    b = grid.pv_curve(net_r, bus=bus, outage="trafo 0")
+    assert a.outage == "trafo 0 (1 of 2 circuits)"
+    assert a.nose_p_mw == pytest.approx(b.nose_p_mw, rel=1e-9)
