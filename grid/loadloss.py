@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandapower as pp
@@ -37,6 +37,18 @@ class LoadLoss:
         Lines whose loading falls by more than ``RELIEF_PERCENT`` (1e-3 %):
         ``loading_pre_percent``, ``loading_post_percent``,
         ``change_percent`` [%], largest relief first.
+    branches_loaded : pandas.DataFrame
+        Lines and 2- and 3-winding transformers whose loading *rises* after the trip by more
+        than ``RELIEF_PERCENT`` (local generation that the facility absorbed now flows back
+        through the network), index ``element`` (``"line 1"``, ``"trafo 0"``,
+        ``"trafo3w 0"``): ``loading_pre_percent``, ``loading_post_percent``,
+        ``change_percent`` [%] and ``over_limit_post`` (post-trip loading above
+        ``loading_max_percent``), largest rise first.
+    overloads_post : pandas.DataFrame
+        Every branch above ``loading_max_percent`` after the trip (risen or not), same
+        columns, most loaded first; empty when the trip leaves no overload.
+    loading_max_percent : float
+        The loading limit of ``over_limit_post`` and ``overloads_post`` [%].
     sensitivity_pu_per_mw : pandas.Series
         dV/dP of every bus voltage per MW of facility swing at ``p_mw`` [pu/MW]
         (central difference of two power flows, step ``dp_mw``; negative: more load,
@@ -57,11 +69,15 @@ class LoadLoss:
     sensitivity_pu_per_mw: pd.Series
     dp_mw: float
     enforce_q_lims: bool = False
+    branches_loaded: pd.DataFrame = field(default_factory=pd.DataFrame)
+    overloads_post: pd.DataFrame = field(default_factory=pd.DataFrame)
+    loading_max_percent: float = 100.0
 
 
 def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: float = 0.99,
-              dp_mw: float | None = None, enforce_q_lims: bool | None = None) -> LoadLoss:
-    """Voltages and line loadings before and after the facility at ``bus`` trips.
+              dp_mw: float | None = None, enforce_q_lims: bool | None = None,
+              loading_max_percent: float = 100.0) -> LoadLoss:
+    """Voltages and branch loadings before and after the facility at ``bus`` trips.
 
     Parameters
     ----------
@@ -79,6 +95,10 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
         Enforce generators' reactive-power limits (PV -> PQ switching, as
         ``pandapower.runpp(enforce_q_lims=True)``); None (default): on for networks whose
         generators have Q limits (:mod:`grid.qlims`).
+    loading_max_percent : float
+        Branch loading limit [%] after the trip (default 100, ``grid.Limits``' default):
+        branches above it are listed in ``overloads_post`` and flagged in
+        ``branches_loaded``.
 
     Returns
     -------
@@ -105,6 +125,10 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
     if dp_mw is not None and not is_number(dp_mw):
         raise InputError(f"dp_mw: expected a finite positive step [MW], got {dp_mw!r}; omit it "
                          "for 1 % of p_mw.")
+    if not (is_number(loading_max_percent) and np.isfinite(loading_max_percent)
+            and loading_max_percent > 0):
+        raise InputError(f"loading_max_percent: expected a positive finite loading limit [%], "
+                         f"e.g. 100, got {loading_max_percent!r}.")
     dp = float(dp_mw) if dp_mw is not None else max(0.01 * p_mw, 0.01)
     if not (np.isfinite(dp) and dp > 0):
         raise InputError(f"dp_mw: expected a finite positive step [MW], got {dp_mw!r}; omit it for "
@@ -134,5 +158,33 @@ def load_loss(net: pp.pandapowerNet, *, bus: int, p_mw: float, power_factor: flo
     # a relief below 1e-3 % is solver noise on lines far from the facility, not an effect
     relieved = lines[lines.change_percent < -RELIEF_PERCENT].sort_values("change_percent")
     rise_bus = int(dv.idxmax())
+    branches = _branches(net, out, float(loading_max_percent))
+    loaded = branches[branches.change_percent > RELIEF_PERCENT].sort_values(
+        "change_percent", ascending=False, kind="stable")
+    overloads = branches[branches.over_limit_post].sort_values(
+        "loading_post_percent", ascending=False, kind="stable")
     return LoadLoss(float(p_mw), pre, post, dv, rise_bus, float(dv.max()), relieved, sens, dp,
-                    model.enforce_q_lims)
+                    model.enforce_q_lims, loaded, overloads, float(loading_max_percent))
+
+
+def _branches(net: pp.pandapowerNet, out: dict[str, np.ndarray],
+              limit: float) -> pd.DataFrame:
+    """Loading of every line, trafo and trafo3w with (step 0) and without (step 1) the
+    facility [%], indexed by ``"line 1"``-style labels."""
+    parts = []
+    for kind in ("line", "trafo", "trafo3w"):
+        values = out.get(f"{kind}_loading_percent")
+        if values is None or values.shape[1] == 0:
+            continue
+        parts.append(pd.DataFrame(
+            {"loading_pre_percent": values[0], "loading_post_percent": values[1]},
+            index=pd.Index([f"{kind} {i}" for i in net[kind].index], name="element")))
+    if not parts:
+        frame = pd.DataFrame({"loading_pre_percent": pd.Series(dtype=float),
+                              "loading_post_percent": pd.Series(dtype=float)},
+                             index=pd.Index([], dtype=object, name="element"))
+    else:
+        frame = pd.concat(parts)
+    frame["change_percent"] = frame.loading_post_percent - frame.loading_pre_percent
+    frame["over_limit_post"] = frame.loading_post_percent > limit
+    return frame
