@@ -14,6 +14,13 @@ Lever rules (all decided at a period start, on the period's largest projected in
 - *release* (projection below the limit by more than the release margin): in reverse merit
   order, paused jobs resume (after their restart), the cap steps up, serving nodes come back,
   the battery recharges — each only as far as the room under the limit, less the margin, allows.
+- *nodes*: a job holds its nodes while it runs, writes a checkpoint or restarts, not while it
+  is paused or waits. A start (open-loop, waiting, resumed) is taken only where it fits the
+  job capacity at every instant of the period beside the holds decided so far
+  (:meth:`~aiload.facility.replay.Replay.held_profile`, not the period's interval means); the
+  period's open-loop starts are checked again once the levers have acted (a cap stretches the
+  running jobs onto nodes the open loop gave to them; a checkpoint may run past a job's end),
+  and those that no longer fit wait. A job never starts before its open-loop start.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import math
 import numpy as np
 
 from aiload.facility.engine import BACKFILL_DEPTH
-from aiload.facility.replay import PASSES, Replay
+from aiload.facility.replay import HOLD_EPS_S, PASSES, Replay
 
 __all__ = ["run"]
 
@@ -45,10 +52,13 @@ def _levels(rep: Replay, r: float) -> float:
 
 
 def _apply_cap(rep: Replay, r_new: float, t: float) -> None:
+    """Cap the running jobs, and the period's kept starts still to come, at ``r_new``."""
     rep.r = r_new
     speed = rep.speed(r_new)
-    jobs = rep.running(t)
-    rep.plans.replan_many(jobs, t, lambda j, p: [[0, t, math.inf, p, speed, r_new, False]])
+    hold_s = rep.plans.hold_s
+    jobs = rep.running(t) + [j for j in rep.admitted if hold_s[j] > t]
+    rep.plans.replan_many(jobs, t, lambda j, p: [[0, max(t, float(hold_s[j])), math.inf, p,
+                                                  speed, r_new, False]])
     rep.running_touched.update(jobs)
 
 
@@ -143,8 +153,48 @@ def _pause(rep: Replay, a: int, b: int, t: float, limit: float) -> bool:
 
 
 def _free_nodes(rep: Replay, a: int, b: int) -> float:
+    """Nodes free over steps ``a … b − 1`` by their means, the open-loop starts to come
+    included [-]."""
     occ = rep.jobs_busy_ol[a:b] + rep.plans.d_busy[a:b]
     return rep.capacity - float(occ.max())
+
+
+def _free_now(rep: Replay, t: float, b: int) -> float:
+    """Nodes free at every instant from ``t`` to the end of step ``b`` for a job starting at
+    ``t``: the capacity less the most the jobs decided so far hold at once [-]."""
+    return rep.capacity - rep.held_peak(t, b * rep.h)
+
+
+def _fit_starts(rep: Replay, a: int, b: int, t: float) -> None:
+    """Keep the period's open-loop starts only where they fit at every instant, in start
+    order, beside what the levers have since made of the running jobs (a cap stretches jobs
+    onto nodes the open loop gave to these starts, a checkpoint runs past a job's end); the
+    others wait."""
+    adm = rep.admitted
+    t1 = b * rep.h
+    if not adm or rep.held_peak(t, t1) <= rep.capacity + 1e-9:
+        return
+    pl = rep.plans
+    adm = np.asarray(adm, dtype=np.int64)
+    times, count = rep.held_profile(t, t1, skip=adm)
+    on = pl.hold_s[adm]
+    off = np.minimum(pl.hold_e[adm] - HOLD_EPS_S, t1)
+    grid = np.unique(np.concatenate([times, on, off]))
+    held = count[np.searchsorted(times, grid, side="right") - 1]
+    kept, late = [], []
+    for i in np.argsort(on, kind="stable"):
+        j = int(adm[i])
+        span = (grid >= on[i]) & (grid < off[i])
+        if span.any() and float(held[span].max()) + pl.nodes[j] > rep.capacity + 1e-9:
+            late.append(j)
+        else:
+            held[span] += pl.nodes[j]
+            kept.append(j)
+    for j in late:
+        pl.wait(j, t)
+        rep.running_touched.discard(j)
+        rep.waiting.append(j)
+    rep.admitted = kept
 
 
 def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> float:
@@ -158,7 +208,7 @@ def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
             b2 = min(rep.n, b + shift)
             g = rep.gain(a, b2)
             room_w = (limit - margin - float(rep.project(a, b2).max())) / g
-            free = _free_nodes(rep, a, b2)
+            free = min(_free_nodes(rep, a, b2), _free_now(rep, t, b))
             for j in sorted(rep.paused, key=rep.paused.get):
                 if rep.paused[j] > t:
                     continue  # still writing its checkpoint
@@ -214,6 +264,9 @@ def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float) -> None:
     free = _free_nodes(rep, a, b)
     if free < smallest - 1e-9:
         return  # nothing fits: the common case while a backlog clears
+    free = min(free, _free_now(rep, t, b))
+    if free < smallest - 1e-9:
+        return
     margin = rep.flex.release_margin * limit if math.isfinite(limit) else 0.0
     room_w = math.inf
     if math.isfinite(limit):
@@ -224,8 +277,9 @@ def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float) -> None:
         if free < smallest - 1e-9 or room_w <= 0:
             break
         nodes = rep.plans.nodes[j]
-        if (rep.hold and rep.deferrable[j]) or nodes > free + 1e-9:
-            continue
+        if (rep.hold and rep.deferrable[j]) or nodes > free + 1e-9 \
+                or rep.plans.ol_start[j] > t + 1e-9:
+            continue  # held, no room, or not before its open-loop start
         est = nodes * (rep._mean_w(j) * rep.r - rep.idle_w)
         if est > room_w:
             continue
@@ -254,6 +308,7 @@ def _starts(rep: Replay, a: int, b: int, t: float) -> None:
             rep.waiting.append(j)
             crowded = float(plans.d_busy[a:b].max()) > 1e-9
             continue
+        rep.admitted.append(j)
         if rep.r < 1.0:
             s = float(plans.ol_start[j])
             plans.replan(j, t, [[0, s, math.inf, 0.0, rep.speed(rep.r), rep.r, False]])
@@ -273,6 +328,8 @@ def _quiet_until(rep: Replay, k: int, chunk: int) -> int:
         busy = np.append(busy, np.zeros(pad))
     peak = proj.reshape(-1, rep.m).max(axis=1)
     crowded = busy.reshape(-1, rep.m).max(axis=1) > 1e-9
+    # a hold past its job's open-loop end: the open-loop starts need a check of their own
+    crowded |= np.arange(k, k_end) * (rep.m * rep.h) < rep.overrun_until(k * rep.m * rep.h)
     hit = np.flatnonzero((peak > rep.limit.values[k:k_end]) | crowded)
     return k + int(hit[0]) if len(hit) else k_end
 
@@ -311,6 +368,8 @@ def run(rep: Replay) -> None:
 
 def _period(rep: Replay, k: int) -> None:
     rep.k = k
+    rep.admitted = []
+    rep.plans.prune(k * rep.m * rep.h)
     a, b = k * rep.m, min(rep.n, (k + 1) * rep.m)
     t = a * rep.h
     limit = rep.limit.at(k, lambda: rep.state(k))
@@ -342,6 +401,7 @@ def _period(rep: Replay, k: int) -> None:
             later = float(rep.limit.values[min(rep.n_periods - 1, rep.k + shift)])
         if math.isfinite(later) and _pause(rep, a, b, t, later + ahead):
             rep.event["levers"].add("deferral")
+    _fit_starts(rep, a, b, t)
     _start_waiting(rep, a, b, t, limit)
     if rep.battery is not None and bat:
         rep.battery.step(bat, (b - a) * rep.h)
