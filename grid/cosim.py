@@ -183,8 +183,10 @@ def _controller(controller, limits: Limits, branches, net: pp.pandapowerNet):
     if controller == "voltage":
         return VoltageController(limits.vm_min_pu), "voltage"
     if controller == "loading":
-        lines, trafos = parse_branches(branches, net.line.index, net.trafo.index)
-        return LoadingController(limits.loading_max_percent, lines, trafos), "loading"
+        lines, trafos, trafo3ws = parse_branches(branches, net.line.index, net.trafo.index,
+                                                 net.trafo3w.index)
+        return LoadingController(limits.loading_max_percent, lines, trafos,
+                                 trafo3w_pos=trafo3ws), "loading"
     raise InputError(f"controller: expected one of {CONTROLLERS} or a callable "
                      f"(time, network_state, facility_state) -> kW, got {controller!r}.")
 
@@ -222,6 +224,8 @@ class _Flows(dict):
             out = np.full(len(in_service), np.nan)
             out[live] = np.fmax(np.abs(yf @ self.v) * ff, np.abs(yt @ self.v) * ft)
             out[~in_service] = 0.0
+        elif key == "trafo3w_loading_percent":
+            out = engines._trafo3w_loading(o.model, self.v[None, :])[0]
         else:
             raise KeyError(key)
         self[key] = out
@@ -410,7 +414,9 @@ def cosimulate(
             line_loading_percent=nan_l if flows is None else flows["line_loading_percent"],
             trafo_loading_percent=nan_t if flows is None else flows["trafo_loading_percent"],
             buses=buses, lines=lines, trafos=trafos,
-            _solve=lambda p, s=s: network.solve(p, s, keep=False))
+            _solve=lambda p, s=s: network.solve(p, s, keep=False),
+            trafo3w_loading_percent=np.full(len(net.trafo3w), np.nan) if flows is None
+            else flows["trafo3w_loading_percent"], trafo3ws=net.trafo3w.index)
         try:
             value = ctrl(t, view, state)
         except InputError:
@@ -423,7 +429,8 @@ def cosimulate(
             raise InputError(f"controller {ctrl_name!r} at {t}: expected a number of kW (NaN or "
                              f"inf for no limit), got {value!r} ({type(value).__name__}).")
         value = float(value)
-        loads = np.r_[view.line_loading_percent, view.trafo_loading_percent]
+        loads = np.r_[view.line_loading_percent, view.trafo_loading_percent,
+                      view.trafo3w_loading_percent]
         top = float(np.nanmax(loads)) if loads.size and not np.isnan(loads).all() else math.nan
         rows.append((t, p_kw, s, float(view.vm_pu[k_bus]), top, view.converged,
                      math.inf if math.isnan(value) else value))

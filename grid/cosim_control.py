@@ -51,6 +51,11 @@ class NetworkState:
         Loading per ``lines`` / ``trafos`` [%] of the rated current.
     buses, lines, trafos : pandas.Index
         The network's element indices the arrays follow.
+    trafo3w_loading_percent : numpy.ndarray
+        Loading per ``trafo3ws`` [%]: the most loaded winding of each 3-winding
+        transformer, against its own rating (``res_trafo3w.loading_percent``).
+    trafo3ws : pandas.Index
+        ``net.trafo3w`` index.
     """
 
     time: pd.Timestamp
@@ -65,6 +70,8 @@ class NetworkState:
     lines: pd.Index
     trafos: pd.Index
     _solve: Callable[[float], dict | None] = field(repr=False, compare=False)
+    trafo3w_loading_percent: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    trafo3ws: pd.Index = field(default_factory=lambda: pd.Index([], dtype=np.int64))
 
     @property
     def bus_vm_pu(self) -> float:
@@ -74,7 +81,8 @@ class NetworkState:
     def flows_at(self, p_mw: float) -> dict | None:
         """Power flow at this period's background with the facility at ``p_mw`` [MW].
 
-        Returns ``{"vm_pu", "line_loading_percent", "trafo_loading_percent"}`` arrays
+        Returns ``{"vm_pu", "line_loading_percent", "trafo_loading_percent",
+        "trafo3w_loading_percent"}`` arrays
         (as the attributes), or None when the power flow does not converge.
         """
         return self._solve(float(p_mw))
@@ -114,7 +122,8 @@ class NetworkState:
         if self.converged and p0 == self.facility_mw:
             g0 = float(margin({"vm_pu": self.vm_pu,
                                "line_loading_percent": self.line_loading_percent,
-                               "trafo_loading_percent": self.trafo_loading_percent}))
+                               "trafo_loading_percent": self.trafo_loading_percent,
+                               "trafo3w_loading_percent": self.trafo3w_loading_percent}))
         else:
             g0 = g(p0)
         ok = (p0, g0) if g0 >= 0 else None  # highest power found within the limit
@@ -159,21 +168,23 @@ class NetworkState:
         return 0.0 if ok is None else float(ok[0])
 
 
-def parse_branches(branches, lines: pd.Index, trafos: pd.Index) -> tuple[np.ndarray, np.ndarray]:
-    """Positions of the named branches in the line and trafo arrays.
+def parse_branches(branches, lines: pd.Index, trafos: pd.Index,
+                   trafo3ws: pd.Index | None = None) -> tuple[np.ndarray, ...]:
+    """Positions of the named branches in the line, trafo and trafo3w arrays.
 
-    ``branches`` is a list of ``"line 3"`` / ``"trafo 0"`` names, or None for every line
-    and transformer.
+    ``branches`` is a list of ``"line 3"`` / ``"trafo 0"`` / ``"trafo3w 0"`` names, or None
+    for every line and 2- and 3-winding transformer.
     """
+    trafo3ws = trafo3ws if trafo3ws is not None else pd.Index([], dtype=np.int64)
     if branches is None:
-        return np.arange(len(lines)), np.arange(len(trafos))
+        return np.arange(len(lines)), np.arange(len(trafos)), np.arange(len(trafo3ws))
     if isinstance(branches, str) or not hasattr(branches, "__iter__"):
         raise InputError(f"branches: expected a list of names such as ['line 3', 'trafo 0'], "
                          f"got {branches!r}.")
-    pos = {"line": [], "trafo": []}
+    pos = {"line": [], "trafo": [], "trafo3w": []}
     for name in branches:
         kind, _, number = str(name).partition(" ")
-        table = {"line": lines, "trafo": trafos}.get(kind)
+        table = {"line": lines, "trafo": trafos, "trafo3w": trafo3ws}.get(kind)
         try:
             pos[kind].append(table.get_loc(int(number)))
         except (AttributeError, KeyError, ValueError, TypeError):
@@ -181,9 +192,9 @@ def parse_branches(branches, lines: pd.Index, trafos: pd.Index) -> tuple[np.ndar
                 f"branches: {name!r} is not a branch of this network; expected 'line N' "
                 f"(N in net.line.index, {len(lines)} lines) or 'trafo N' (N in "
                 f"net.trafo.index, {len(trafos)} transformers).") from None
-    if not pos["line"] and not pos["trafo"]:
+    if not pos["line"] and not pos["trafo"] and not pos["trafo3w"]:
         raise InputError("branches: expected at least one 'line N' or 'trafo N', got none.")
-    return np.array(pos["line"], dtype=int), np.array(pos["trafo"], dtype=int)
+    return tuple(np.array(pos[k], dtype=int) for k in ("line", "trafo", "trafo3w"))
 
 
 class _Hysteresis:
@@ -263,8 +274,9 @@ class LoadingController:
     ----------
     loading_max_percent : float
         Loading limit [%] of the rated current.
-    line_pos, trafo_pos : numpy.ndarray
-        Positions of the watched lines and transformers (:func:`parse_branches`).
+    line_pos, trafo_pos, trafo3w_pos : numpy.ndarray
+        Positions of the watched lines, transformers and 3-winding transformers
+        (:func:`parse_branches`; ``trafo3w_pos`` None: none watched).
     margin_percent, watch_percent : float
         Kept below the limit [%]; below ``limit - margin - watch`` no power flow is added.
     engage_fraction, release_fraction : float
@@ -275,8 +287,10 @@ class LoadingController:
 
     def __init__(self, loading_max_percent: float, line_pos: np.ndarray, trafo_pos: np.ndarray,
                  margin_percent: float = 1.0, watch_percent: float = 10.0,
-                 engage_fraction: float = 0.5, release_fraction: float = 0.6) -> None:
+                 engage_fraction: float = 0.5, release_fraction: float = 0.6,
+                 trafo3w_pos: np.ndarray | None = None) -> None:
         self.target = float(loading_max_percent) - float(margin_percent)
+        self.trafo3w_pos = np.zeros(0, dtype=int) if trafo3w_pos is None else trafo3w_pos
         self.watch = float(watch_percent)
         self.line_pos, self.trafo_pos = line_pos, trafo_pos
         self.band = _Hysteresis(engage_fraction, release_fraction)
@@ -286,12 +300,15 @@ class LoadingController:
         """Highest loading among the watched branches [%]."""
         values = np.r_[flows["line_loading_percent"][self.line_pos],
                        flows["trafo_loading_percent"][self.trafo_pos]]
+        if self.trafo3w_pos.size:
+            values = np.r_[values, flows["trafo3w_loading_percent"][self.trafo3w_pos]]
         return float(np.nanmax(values)) if values.size and not np.isnan(values).all() else 0.0
 
     def __call__(self, time, network: NetworkState, facility) -> float:
         if not self.band.active and network.converged and self.worst({
                 "line_loading_percent": network.line_loading_percent,
-                "trafo_loading_percent": network.trafo_loading_percent}) < \
+                "trafo_loading_percent": network.trafo_loading_percent,
+                "trafo3w_loading_percent": network.trafo3w_loading_percent}) < \
                 self.target - self.watch:
             return math.inf
         head = network.headroom_mw(lambda f: self.target - self.worst(f), tolerance=0.01,

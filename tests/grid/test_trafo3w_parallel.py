@@ -223,3 +223,27 @@ def test_pv_curve_takes_the_contingency_label_of_one_circuit():
     b = grid.pv_curve(net_r, bus=bus, outage="trafo 0")
     assert a.outage == "trafo 0 (1 of 2 circuits)"
     assert a.nose_p_mw == pytest.approx(b.nose_p_mw, rel=1e-9)
+
+
+def test_cosimulate_loading_controller_holds_a_trafo3w_winding(monkeypatch):
+    """The closed loop watches a 3-winding transformer's 10 MVA winding (checked by runpp)."""
+    import grid.cosim as cosim
+    from tests.grid.test_cosim import FakeFacility
+
+    net, lv = three_winding()
+    idx = pd.date_range("2025-01-01", periods=36, freq="10min", tz="UTC")
+    demand = pd.Series(np.linspace(4.0, 14.0, len(idx)) * 1e3, idx, name="facility_kw")
+    monkeypatch.setattr(cosim, "_facility_call", FakeFacility(demand, 600.0))
+    limits = grid.Limits(vm_min_pu=0.85, vm_max_pu=1.15)
+    for branches in (["trafo3w 0"], None):
+        res = grid.cosimulate(net, "stand-in", bus=lv, start=idx[0], end="6h", freq="10min",
+                              controller="loading", branches=branches, limits=limits,
+                              power_factor=0.99)
+        before = res.open_loop.trafo3w_loading_percent[0]
+        after = res.grid.trafo3w_loading_percent[0]
+        assert (before > 110).sum() > 5
+        limited = np.isfinite(res.load.power["limit_kw"].to_numpy())
+        assert limited.any() and not ((after > 100 + 1e-6).to_numpy() & limited).any()
+        k = int(np.flatnonzero(limited)[-1])
+        ref = runpp_with(net, lv, float(res.grid.facility_mw.iloc[k]), pf=0.99)
+        assert ref.res_trafo3w.loading_percent.iloc[0] == pytest.approx(after.iloc[k], abs=1e-6)
