@@ -108,13 +108,15 @@ def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
 
 def loading_duration(result: GridResult, *, top: int = 6, limits: Limits | None = None,
                      ax=None):
-    """Loading duration curves [%] of the ``top`` most loaded lines and transformers."""
+    """Loading duration curves [%] of the ``top`` most loaded lines and (2- and 3-winding)
+    transformers."""
     _need(result, GridResult, "result", "from grid.timeseries")
     limits = _limits(limits, result.limits)
     top = _top(top)
     ax = _axes(ax)
     frames = [result.line_loading_percent.add_prefix("line "),
-              result.trafo_loading_percent.add_prefix("trafo ")]
+              result.trafo_loading_percent.add_prefix("trafo "),
+              result.trafo3w_loading_percent.add_prefix("trafo3w ")]
     loading = pd.concat(frames, axis=1)
     loading.columns = [str(c) for c in loading.columns]
     order = loading.max().sort_values(ascending=False).index[:top]

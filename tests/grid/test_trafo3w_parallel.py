@@ -247,3 +247,13 @@ def test_cosimulate_loading_controller_holds_a_trafo3w_winding(monkeypatch):
         k = int(np.flatnonzero(limited)[-1])
         ref = runpp_with(net, lv, float(res.grid.facility_mw.iloc[k]), pf=0.99)
         assert ref.res_trafo3w.loading_percent.iloc[0] == pytest.approx(after.iloc[k], abs=1e-6)
+
+
+def test_loading_duration_plot_shows_the_trafo3w():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    net, lv = three_winding()
+    res = grid.timeseries(net, pd.Series([5.0, 20.0, 8.0], IDX), bus=lv)
+    ax = grid.plots.loading_duration(res, top=1)
+    assert [line.get_label() for line in ax.get_lines()][0] == "trafo3w 0"
