@@ -83,15 +83,18 @@ def scalars_of(obj: Any) -> dict[str, Any]:
 
 
 def tables_of(obj: Any) -> dict[str, pd.DataFrame | pd.Series]:
-    """The Series/DataFrame fields of a result (dataclass or DataFrame itself)."""
+    """The Series/DataFrame fields of a result (dataclass or DataFrame itself); a field
+    without columns (an element type the network does not have, e.g. no 3-winding
+    transformers) is left out rather than written as an empty file."""
     if isinstance(obj, (pd.Series, pd.DataFrame)):
         return {"": obj}
     if not dataclasses.is_dataclass(obj):
         return {}
     return {
-        f.name: getattr(obj, f.name)
+        f.name: value
         for f in dataclasses.fields(obj)
-        if isinstance(getattr(obj, f.name), (pd.Series, pd.DataFrame))
+        if isinstance(value := getattr(obj, f.name), (pd.Series, pd.DataFrame))
+        and not (isinstance(value, pd.DataFrame) and value.shape[1] == 0)
     }
 
 
