@@ -165,22 +165,31 @@ def _free_now(rep: Replay, t: float, b: int) -> float:
     return rep.capacity - rep.held_peak(t, b * rep.h)
 
 
-def _fit_starts(rep: Replay, a: int, b: int, t: float) -> None:
+def _fit_starts(rep: Replay, a: int, b: int, t: float) -> float:
     """Keep the period's open-loop starts only where they fit at every instant, in start
     order, beside what the levers have since made of the running jobs (a cap stretches jobs
     onto nodes the open loop gave to these starts, a checkpoint runs past a job's end); the
-    others wait."""
+    others wait. Returns the most nodes then held at once over the period [-]."""
     adm = rep.admitted
     t1 = b * rep.h
-    if not adm or rep.held_peak(t, t1) <= rep.capacity + 1e-9:
-        return
+    if not adm:
+        return rep.held_peak(t, t1) if rep.waiting else math.inf
     pl = rep.plans
     adm = np.asarray(adm, dtype=np.int64)
-    times, count = rep.held_profile(t, t1, skip=adm)
     on = pl.hold_s[adm]
     off = np.minimum(pl.hold_e[adm] - HOLD_EPS_S, t1)
+    pl.hold_s[adm] = math.inf  # the others' holds alone
+    times, count = rep.held_profile(t, t1)
+    pl.hold_s[adm] = on
     grid = np.unique(np.concatenate([times, on, off]))
     held = count[np.searchsorted(times, grid, side="right") - 1]
+    nodes = pl.nodes[adm]
+    step = np.zeros(len(grid) + 1)
+    np.add.at(step, np.searchsorted(grid, on), nodes)
+    np.add.at(step, np.searchsorted(grid, off), -nodes)
+    total = held + np.cumsum(step)[:-1]
+    if float(total.max()) <= rep.capacity + 1e-9:
+        return float(total[grid < t1].max())  # all fit: the common case
     kept, late = [], []
     for i in np.argsort(on, kind="stable"):
         j = int(adm[i])
@@ -195,6 +204,7 @@ def _fit_starts(rep: Replay, a: int, b: int, t: float) -> None:
         rep.running_touched.discard(j)
         rep.waiting.append(j)
     rep.admitted = kept
+    return float(held[grid < t1].max())
 
 
 def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> float:
@@ -255,16 +265,17 @@ def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
     return bat
 
 
-def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float) -> None:
+def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float, peak: float) -> None:
     """Start waiting jobs, first fit in open-loop order among the first of the queue, while
-    nodes are free and (under a limit) the room allows."""
+    nodes are free (``peak``: the most held at once over the period) and (under a limit) the
+    room allows."""
     if not rep.waiting:
         return
     smallest = rep.smallest_job_nodes
     free = _free_nodes(rep, a, b)
     if free < smallest - 1e-9:
         return  # nothing fits: the common case while a backlog clears
-    free = min(free, _free_now(rep, t, b))
+    free = min(free, rep.capacity - peak)
     if free < smallest - 1e-9:
         return
     margin = rep.flex.release_margin * limit if math.isfinite(limit) else 0.0
@@ -401,8 +412,8 @@ def _period(rep: Replay, k: int) -> None:
             later = float(rep.limit.values[min(rep.n_periods - 1, rep.k + shift)])
         if math.isfinite(later) and _pause(rep, a, b, t, later + ahead):
             rep.event["levers"].add("deferral")
-    _fit_starts(rep, a, b, t)
-    _start_waiting(rep, a, b, t, limit)
+    peak = _fit_starts(rep, a, b, t)
+    _start_waiting(rep, a, b, t, limit, peak)
     if rep.battery is not None and bat:
         rep.battery.step(bat, (b - a) * rep.h)
     rep.battery_kw[k] = bat

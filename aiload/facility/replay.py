@@ -164,11 +164,11 @@ class Replay:
         self.running_touched.difference_update(done)
         return out
 
-    def held_profile(self, t0: float, t1: float, skip=()) -> tuple[np.ndarray, np.ndarray]:
+    def held_profile(self, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
         """Nodes held over ``[t0, t1)`` by the jobs decided so far (the open-loop starts up to
-        the pointer, every touched job's plan; not the jobs in ``skip``), as a step function:
-        ``count[i]`` nodes from ``time[i]`` to the next time (a sweep over the holds' starts
-        and ends, ends first at equal times, within 1 µs) [s], [-]."""
+        the pointer, every touched job's plan), as a step function: ``count[i]`` nodes from
+        ``time[i]`` to the next time (a sweep over the holds' starts and ends, ends first at
+        equal times, within 1 µs) [s], [-]."""
         pl = self.plans
         # the open-loop starts kept so far that may still run at t0, and the touched jobs
         lo = int(np.searchsorted(self.start_sorted, t0 - self.longest_s - 1.0, side="left"))
@@ -176,13 +176,15 @@ class Replay:
         sel = sel[~pl.touched_mask[sel]]
         if pl.live:
             sel = np.concatenate([sel, pl.live_jobs()])
-        sel = sel[(pl.hold_s[sel] < t1) & (pl.hold_e[sel] > t0 + HOLD_EPS_S)]
-        if len(skip):
-            sel = sel[~np.isin(sel, skip)]
-        nodes = pl.nodes[sel]
-        times = np.concatenate([[t0], np.maximum(pl.hold_s[sel], t0),
-                                pl.hold_e[sel] - HOLD_EPS_S])
-        delta = np.concatenate([[0.0], nodes, -nodes])
+        on, off = pl.hold_s[sel], pl.hold_e[sel] - HOLD_EPS_S
+        keep = (on < t1) & (off > t0)
+        on, off, nodes = on[keep], off[keep], pl.nodes[sel[keep]]
+        # held at t0, then the starts and ends inside the span
+        first = on <= t0
+        inside = ~first
+        ends = off < t1
+        times = np.concatenate([[t0], on[inside], off[ends]])
+        delta = np.concatenate([[nodes[first].sum()], nodes[inside], -nodes[ends]])
         order = np.lexsort((delta, times))
         return times[order], np.cumsum(delta[order])
 
