@@ -172,9 +172,13 @@ def _fit_starts(rep: Replay, a: int, b: int, t: float) -> float:
     others wait. Returns the most nodes then held at once over the period [-]."""
     adm = rep.admitted
     t1 = b * rep.h
+    pl = rep.plans
+    if not pl.live and not rep.waiting:
+        # no job the levers touched holds (or waits for) nodes: every hold is the open loop's,
+        # whose schedule never exceeds the capacity; the peak is only read with jobs waiting
+        return math.inf
     if not adm:
         return rep.held_peak(t, t1) if rep.waiting else math.inf
-    pl = rep.plans
     adm = np.asarray(adm, dtype=np.int64)
     on = pl.hold_s[adm]
     off = np.minimum(pl.hold_e[adm] - HOLD_EPS_S, t1)
