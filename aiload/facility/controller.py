@@ -14,13 +14,6 @@ Lever rules (all decided at a period start, on the period's largest projected in
 - *release* (projection below the limit by more than the release margin): in reverse merit
   order, paused jobs resume (after their restart), the cap steps up, serving nodes come back,
   the battery recharges — each only as far as the room under the limit, less the margin, allows.
-- *nodes*: a job holds its nodes while it runs, writes a checkpoint or restarts, not while it
-  is paused or waits. A start (open-loop, waiting, resumed) is taken only where it fits the
-  job capacity at every instant of the period beside the holds decided so far
-  (:meth:`~aiload.facility.replay.Replay.held_profile`, not the period's interval means); the
-  period's open-loop starts are checked again once the levers have acted (a cap stretches the
-  running jobs onto nodes the open loop gave to them; a checkpoint may run past a job's end),
-  and those that no longer fit wait. A job never starts before its open-loop start.
 """
 
 from __future__ import annotations
@@ -31,7 +24,7 @@ import math
 import numpy as np
 
 from aiload.facility.engine import BACKFILL_DEPTH
-from aiload.facility.replay import HOLD_EPS_S, PASSES, Replay
+from aiload.facility.replay import PASSES, Replay
 
 __all__ = ["run"]
 
@@ -52,13 +45,10 @@ def _levels(rep: Replay, r: float) -> float:
 
 
 def _apply_cap(rep: Replay, r_new: float, t: float) -> None:
-    """Cap the running jobs, and the period's kept starts still to come, at ``r_new``."""
     rep.r = r_new
     speed = rep.speed(r_new)
-    hold_s = rep.plans.hold_s
-    jobs = rep.running(t) + [j for j in rep.admitted if hold_s[j] > t]
-    rep.plans.replan_many(jobs, t, lambda j, p: [[0, max(t, float(hold_s[j])), math.inf, p,
-                                                  speed, r_new, False]])
+    jobs = rep.running(t)
+    rep.plans.replan_many(jobs, t, lambda j, p: [[0, t, math.inf, p, speed, r_new, False]])
     rep.running_touched.update(jobs)
 
 
@@ -153,62 +143,8 @@ def _pause(rep: Replay, a: int, b: int, t: float, limit: float) -> bool:
 
 
 def _free_nodes(rep: Replay, a: int, b: int) -> float:
-    """Nodes free over steps ``a … b − 1`` by their means, the open-loop starts to come
-    included [-]."""
     occ = rep.jobs_busy_ol[a:b] + rep.plans.d_busy[a:b]
     return rep.capacity - float(occ.max())
-
-
-def _free_now(rep: Replay, t: float, b: int) -> float:
-    """Nodes free at every instant from ``t`` to the end of step ``b`` for a job starting at
-    ``t``: the capacity less the most the jobs decided so far hold at once [-]."""
-    return rep.capacity - rep.held_peak(t, b * rep.h)
-
-
-def _fit_starts(rep: Replay, a: int, b: int, t: float) -> float:
-    """Keep the period's open-loop starts only where they fit at every instant, in start
-    order, beside what the levers have since made of the running jobs (a cap stretches jobs
-    onto nodes the open loop gave to these starts, a checkpoint runs past a job's end); the
-    others wait. Returns the most nodes then held at once over the period [-]."""
-    adm = rep.admitted
-    t1 = b * rep.h
-    pl = rep.plans
-    if not pl.live and not rep.waiting:
-        # no job the levers touched holds (or waits for) nodes: every hold is the open loop's,
-        # whose schedule never exceeds the capacity; the peak is only read with jobs waiting
-        return math.inf
-    if not adm:
-        return rep.held_peak(t, t1) if rep.waiting else math.inf
-    adm = np.asarray(adm, dtype=np.int64)
-    on = pl.hold_s[adm]
-    off = np.minimum(pl.hold_e[adm] - HOLD_EPS_S, t1)
-    pl.hold_s[adm] = math.inf  # the others' holds alone
-    times, count = rep.held_profile(t, t1)
-    pl.hold_s[adm] = on
-    grid = np.unique(np.concatenate([times, on, off]))
-    held = count[np.searchsorted(times, grid, side="right") - 1]
-    nodes = pl.nodes[adm]
-    step = np.zeros(len(grid) + 1)
-    np.add.at(step, np.searchsorted(grid, on), nodes)
-    np.add.at(step, np.searchsorted(grid, off), -nodes)
-    total = held + np.cumsum(step)[:-1]
-    if float(total.max()) <= rep.capacity + 1e-9:
-        return float(total[grid < t1].max())  # all fit: the common case
-    kept, late = [], []
-    for i in np.argsort(on, kind="stable"):
-        j = int(adm[i])
-        span = (grid >= on[i]) & (grid < off[i])
-        if span.any() and float(held[span].max()) + pl.nodes[j] > rep.capacity + 1e-9:
-            late.append(j)
-        else:
-            held[span] += pl.nodes[j]
-            kept.append(j)
-    for j in late:
-        pl.wait(j, t)
-        rep.running_touched.discard(j)
-        rep.waiting.append(j)
-    rep.admitted = kept
-    return float(held[grid < t1].max())
 
 
 def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> float:
@@ -222,7 +158,7 @@ def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
             b2 = min(rep.n, b + shift)
             g = rep.gain(a, b2)
             room_w = (limit - margin - float(rep.project(a, b2).max())) / g
-            free = min(_free_nodes(rep, a, b2), _free_now(rep, t, b))
+            free = _free_nodes(rep, a, b2)
             for j in sorted(rep.paused, key=rep.paused.get):
                 if rep.paused[j] > t:
                     continue  # still writing its checkpoint
@@ -269,19 +205,15 @@ def _release(rep: Replay, k: int, a: int, b: int, t: float, limit: float) -> flo
     return bat
 
 
-def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float, peak: float) -> None:
+def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float) -> None:
     """Start waiting jobs, first fit in open-loop order among the first of the queue, while
-    nodes are free (``peak``: the most held at once over the period) and (under a limit) the
-    room allows."""
+    nodes are free and (under a limit) the room allows."""
     if not rep.waiting:
         return
     smallest = rep.smallest_job_nodes
     free = _free_nodes(rep, a, b)
     if free < smallest - 1e-9:
         return  # nothing fits: the common case while a backlog clears
-    free = min(free, rep.capacity - peak)
-    if free < smallest - 1e-9:
-        return
     margin = rep.flex.release_margin * limit if math.isfinite(limit) else 0.0
     room_w = math.inf
     if math.isfinite(limit):
@@ -292,9 +224,8 @@ def _start_waiting(rep: Replay, a: int, b: int, t: float, limit: float, peak: fl
         if free < smallest - 1e-9 or room_w <= 0:
             break
         nodes = rep.plans.nodes[j]
-        if (rep.hold and rep.deferrable[j]) or nodes > free + 1e-9 \
-                or rep.plans.ol_start[j] > t + 1e-9:
-            continue  # held, no room, or not before its open-loop start
+        if (rep.hold and rep.deferrable[j]) or nodes > free + 1e-9:
+            continue
         est = nodes * (rep._mean_w(j) * rep.r - rep.idle_w)
         if est > room_w:
             continue
@@ -323,7 +254,6 @@ def _starts(rep: Replay, a: int, b: int, t: float) -> None:
             rep.waiting.append(j)
             crowded = float(plans.d_busy[a:b].max()) > 1e-9
             continue
-        rep.admitted.append(j)
         if rep.r < 1.0:
             s = float(plans.ol_start[j])
             plans.replan(j, t, [[0, s, math.inf, 0.0, rep.speed(rep.r), rep.r, False]])
@@ -343,8 +273,6 @@ def _quiet_until(rep: Replay, k: int, chunk: int) -> int:
         busy = np.append(busy, np.zeros(pad))
     peak = proj.reshape(-1, rep.m).max(axis=1)
     crowded = busy.reshape(-1, rep.m).max(axis=1) > 1e-9
-    # a hold past its job's open-loop end: the open-loop starts need a check of their own
-    crowded |= np.arange(k, k_end) * (rep.m * rep.h) < rep.overrun_until(k * rep.m * rep.h)
     hit = np.flatnonzero((peak > rep.limit.values[k:k_end]) | crowded)
     return k + int(hit[0]) if len(hit) else k_end
 
@@ -383,8 +311,6 @@ def run(rep: Replay) -> None:
 
 def _period(rep: Replay, k: int) -> None:
     rep.k = k
-    rep.admitted = []
-    rep.plans.prune(k * rep.m * rep.h)
     a, b = k * rep.m, min(rep.n, (k + 1) * rep.m)
     t = a * rep.h
     limit = rep.limit.at(k, lambda: rep.state(k))
@@ -416,8 +342,7 @@ def _period(rep: Replay, k: int) -> None:
             later = float(rep.limit.values[min(rep.n_periods - 1, rep.k + shift)])
         if math.isfinite(later) and _pause(rep, a, b, t, later + ahead):
             rep.event["levers"].add("deferral")
-    peak = _fit_starts(rep, a, b, t)
-    _start_waiting(rep, a, b, t, limit, peak)
+    _start_waiting(rep, a, b, t, limit)
     if rep.battery is not None and bat:
         rep.battery.step(bat, (b - a) * rep.h)
     rep.battery_kw[k] = bat

@@ -104,11 +104,9 @@ def _events(rep, power: pd.DataFrame, start: pd.Timestamp, freq_s: float) -> pd.
         # or saves beyond them (jobs running on, displaced starts) is shared the same way
         jobs_kw = total - bat_kw - inf_kw
         pause_kw = float(np.mean(rep.pause_saved_w[s0:s1])) * g
-        if cap_kw > 0 and pause_kw > 0:
+        if cap_kw + pause_kw > 0:
             defer_kw = jobs_kw * pause_kw / (cap_kw + pause_kw)
             cap_kw = jobs_kw - defer_kw
-        elif cap_kw + pause_kw > 0:  # one of the two alone: all of it, with no rounding left
-            defer_kw, cap_kw = (jobs_kw, 0.0) if pause_kw > 0 else (0.0, jobs_kw)
         elif "inference" in ev["levers"]:
             defer_kw, cap_kw, inf_kw = 0.0, 0.0, inf_kw + jobs_kw
         else:

@@ -66,15 +66,6 @@ class JobPlans:
         Power the caps save: uncapped-equivalent minus capped power of capped runs [W].
     overhead_node_s : float
         Node-seconds spent writing checkpoints and restarting [node·s].
-    hold_s, hold_e : ndarray
-        Per job, the interval its nodes are held from its latest decision on [s]: the
-        open-loop run until a lever touches the job, then the last unbroken stretch of its
-        pieces (a run, a checkpoint, a restart); ``inf`` while it waits. Nodes are held while
-        a job runs, writes a checkpoint or restarts, not while it is paused or waiting.
-    touched_mask : ndarray of bool
-        The jobs a lever has touched (those in ``plans``).
-    live : set of int
-        The touched jobs with a hold not yet over (see :meth:`prune`, :meth:`live_jobs`).
     """
 
     def __init__(self, durations_s, nodes, ol_start_s, placed_start_s, curve_of, step_s: float,
@@ -92,11 +83,6 @@ class JobPlans:
         self.plans: dict[int, list[list]] = {}
         self.first_touch: dict[int, float] = {}  # job -> when a lever first changed it [s]
         self.overhead_node_s = 0.0
-        self.hold_s = np.where(np.isfinite(self.ol_start), self.ol_start, math.inf)
-        self.hold_e = np.where(np.isfinite(self.ol_start), self.ol_start + self.dur, math.inf)
-        self.touched_mask = np.zeros(len(self.dur), dtype=bool)
-        self.live: set[int] = set()
-        self._live_arr: np.ndarray | None = None
         # whole uncapped runs whose energy is added later, many at once (:meth:`flush`):
         # (curve, start [s], signed nodes)
         self.pending: list[tuple] = []
@@ -207,42 +193,6 @@ class JobPlans:
     def touched(self, job: int) -> bool:
         return job in self.plans
 
-    def _set_hold(self, job: int) -> None:
-        """``hold_s``, ``hold_e`` of ``job`` from its pieces: their last unbroken stretch."""
-        lo = hi = math.inf
-        for pc in self.plans[job]:
-            if pc[0] == RUN:
-                end = min(pc[2], pc[1] + (self.dur[job] - pc[3]) / pc[4])
-            else:
-                end = min(pc[2], pc[3])
-            if end <= pc[1]:
-                continue
-            if lo < math.inf and pc[1] <= hi + 1e-9:
-                hi = max(hi, end)
-            else:
-                lo, hi = pc[1], end
-        self.hold_s[job], self.hold_e[job] = lo, hi
-        self.touched_mask[job] = True
-        if lo < math.inf:
-            self.live.add(job)
-        else:
-            self.live.discard(job)
-        self._live_arr = None
-
-    def live_jobs(self) -> np.ndarray:
-        """``live`` as an array of job indices."""
-        if self._live_arr is None:
-            self._live_arr = np.fromiter(self.live, np.int64, len(self.live))
-        return self._live_arr
-
-    def prune(self, t: float) -> None:
-        """Forget the touched jobs whose hold is over by ``t`` [s] (from ``live``)."""
-        live = self.live_jobs()
-        done = live[self.hold_e[live] <= t]
-        if len(done):
-            self.live.difference_update(done.tolist())
-            self._live_arr = live[self.hold_e[live] > t]
-
     def progress_s(self, job: int, t: float) -> float:
         """Work done by ``t`` [s of open-loop run time]."""
         pieces = self.plans.get(job)
@@ -270,7 +220,6 @@ class JobPlans:
                 self.overhead_node_s += (min(pc[3], self.horizon_s) - max(pc[1], 0.0)) * \
                     self.nodes[job] * (pc[3] > pc[1])
         self.plans[job] = [pc for pc in old if pc[2] > pc[1]] + pieces
-        self._set_hold(job)
 
     def replan_many(self, jobs, t: float, pieces_of) -> None:
         """:meth:`replan` for every job in ``jobs`` (``pieces_of(job, progress)`` gives its
@@ -297,7 +246,6 @@ class JobPlans:
                 if pc[2] > t:
                     pc[2] = t
             self.plans[job] = [pc for pc in old if pc[2] > pc[1]] + pieces
-            self._set_hold(job)
         for curve, rows in runs.values():
             self._add_rows(curve, rows)
 

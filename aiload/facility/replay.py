@@ -33,8 +33,6 @@ __all__ = ["Replay", "cap_curve"]
 
 #: at most this many lever passes per control period (each re-projects the period)
 PASSES = 4
-#: an end and a start this close [s] count as one instant (the end first)
-HOLD_EPS_S = 1e-6
 
 
 def cap_curve(spec):
@@ -131,7 +129,6 @@ class Replay:
         self.start_sorted = start_s[self.by_start]
         self.ol_end = np.where(ok, start_s + jobs.duration_s, -np.inf)
         self.ptr = int(np.searchsorted(self.start_sorted, 0.0, side="left"))
-        self.admitted: list[int] = []  # open-loop starts kept in the current period
         self.smallest_job_nodes = float(jobs.nodes.min()) if len(jobs) else 0.0
         self.longest_s = float(jobs.duration_s.max()) if len(jobs) else 0.0
         self.mean_w: dict[int, float] = {}  # per node [W], filled when first asked for
@@ -163,45 +160,6 @@ class Replay:
                 out.append(j)
         self.running_touched.difference_update(done)
         return out
-
-    def held_profile(self, t0: float, t1: float) -> tuple[np.ndarray, np.ndarray]:
-        """Nodes held over ``[t0, t1)`` by the jobs decided so far (the open-loop starts up to
-        the pointer, every touched job's plan), as a step function: ``count[i]`` nodes from
-        ``time[i]`` to the next time (a sweep over the holds' starts and ends, ends first at
-        equal times, within 1 µs) [s], [-]."""
-        pl = self.plans
-        # the open-loop starts kept so far that may still run at t0, and the touched jobs
-        lo = int(np.searchsorted(self.start_sorted, t0 - self.longest_s - 1.0, side="left"))
-        sel = self.by_start[lo:self.ptr]
-        sel = sel[~pl.touched_mask[sel]]
-        if pl.live:
-            sel = np.concatenate([sel, pl.live_jobs()])
-        on, off = pl.hold_s[sel], pl.hold_e[sel] - HOLD_EPS_S
-        keep = (on < t1) & (off > t0)
-        on, off, nodes = on[keep], off[keep], pl.nodes[sel[keep]]
-        # held at t0, then the starts and ends inside the span
-        first = on <= t0
-        inside = ~first
-        ends = off < t1
-        times = np.concatenate([[t0], on[inside], off[ends]])
-        delta = np.concatenate([[nodes[first].sum()], nodes[inside], -nodes[ends]])
-        order = np.lexsort((delta, times))
-        return times[order], np.cumsum(delta[order])
-
-    def held_peak(self, t0: float, t1: float) -> float:
-        """Most nodes held at any instant of ``[t0, t1)`` (see :meth:`held_profile`) [-]."""
-        return float(self.held_profile(t0, t1)[1].max())
-
-    def overrun_until(self, t: float) -> float:
-        """Latest end of a hold that runs past its job's open-loop end and past ``t`` [s]
-        (``-inf`` if none): until then the open loop's packing of the nodes does not hold."""
-        pl = self.plans
-        if not pl.live:
-            return -math.inf
-        live = pl.live_jobs()
-        end = pl.hold_e[live]
-        late = (end > self.ol_end[live] + HOLD_EPS_S) & (end > t)
-        return float(end[late].max()) if late.any() else -math.inf
 
     def speed(self, r: float) -> float:
         """Relative throughput at node power fraction ``r`` [-]."""
