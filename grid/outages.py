@@ -12,6 +12,7 @@ import pandas as pd
 from aiload.errors import InputError
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, facility_mw, q_mvar
+from grid.circuits import circuits, one_circuit_out
 
 __all__ = ["contingency", "peak_steps"]
 
@@ -168,29 +169,10 @@ def contingency(
     return table
 
 
-def circuits(table: pd.DataFrame, idx: int) -> int:
-    """How many parallel circuits a line or transformer row stands for (``parallel``)."""
-    return int(table.at[idx, "parallel"]) if "parallel" in table else 1
-
-
 def _circuits(table: pd.DataFrame, idx: int) -> str:
     """The label suffix of a row with parallel circuits: N-1 takes out one of them."""
     k = circuits(table, idx)
     return f" (1 of {k} circuits)" if k > 1 else ""
-
-
-def one_circuit_out(net: pp.pandapowerNet, kind: str, idx: int) -> None:
-    """Take one circuit of ``net[kind]`` row ``idx`` out, in place: N-1 of that row.
-
-    A row with ``parallel=k`` is k circuits (a double-circuit line, a pair of transformers):
-    one out leaves ``parallel=k-1``, exactly the network pandapower builds from k rows with
-    one out of service. A single circuit goes out of service.
-    """
-    k = circuits(net[kind], idx)
-    if k > 1:
-        net[kind].at[idx, "parallel"] = k - 1
-    else:
-        net[kind].at[idx, "in_service"] = False
 
 
 def _where(net: pp.pandapowerNet, kind: str | None, idx: int | None) -> str:

@@ -122,7 +122,7 @@ def _outage(net: pp.pandapowerNet, outage: str | None) -> tuple[pp.pandapowerNet
         return net, None
     import re
 
-    from grid.outages import circuits, one_circuit_out
+    from grid.circuits import circuits, one_circuit_out
 
     # grid.contingency's labels: "line 3", "trafo3w 0", "trafo 1 (1 of 2 circuits)"
     found = re.fullmatch(r"(line|trafo|trafo3w) (-?\d+)( \(1 of \d+ circuits\))?",

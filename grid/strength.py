@@ -27,7 +27,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from grid.attach import check_bus, is_number
-from grid.outages import circuits, one_circuit_out
+from grid.circuits import circuits, one_circuit_out
 from grid.topology import supplied_buses
 
 __all__ = ["ShortCircuitData", "ShortCircuitStrength", "short_circuit_strength"]

@@ -16,6 +16,7 @@ import pandas as pd
 import pytest
 
 import grid
+import grid.plots
 from aiload.errors import InputError
 
 PF = 0.95
