@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandapower as pp
 import pandas as pd
 
-__all__ = ["circuits", "one_circuit_out"]
+__all__ = ["circuits", "one_circuit_out", "outage_label"]
 
 
 def circuits(table: pd.DataFrame, idx: int) -> int:
@@ -29,3 +29,10 @@ def one_circuit_out(net: pp.pandapowerNet, kind: str, idx: int) -> None:
         net[kind].at[idx, "parallel"] = k - 1
     else:
         net[kind].at[idx, "in_service"] = False
+
+
+def outage_label(table: pd.DataFrame, kind: str, idx: int) -> str:
+    """The N-1 case's name: ``"line 3"``, or ``"trafo 0 (1 of 2 circuits)"`` for a row with
+    parallel circuits, of which the case takes one out."""
+    k = circuits(table, idx)
+    return f"{kind} {idx}" + (f" (1 of {k} circuits)" if k > 1 else "")

@@ -190,10 +190,12 @@ def parse_branches(branches, lines: pd.Index, trafos: pd.Index,
         except (AttributeError, KeyError, ValueError, TypeError):
             raise InputError(
                 f"branches: {name!r} is not a branch of this network; expected 'line N' "
-                f"(N in net.line.index, {len(lines)} lines) or 'trafo N' (N in "
-                f"net.trafo.index, {len(trafos)} transformers).") from None
+                f"(N in net.line.index, {len(lines)} lines), 'trafo N' (N in "
+                f"net.trafo.index, {len(trafos)} transformers) or 'trafo3w N' (N in "
+                f"net.trafo3w.index, {len(trafo3ws)} 3-winding transformers).") from None
     if not pos["line"] and not pos["trafo"] and not pos["trafo3w"]:
-        raise InputError("branches: expected at least one 'line N' or 'trafo N', got none.")
+        raise InputError("branches: expected at least one 'line N', 'trafo N' or 'trafo3w N', "
+                         "got none.")
     return tuple(np.array(pos[k], dtype=int) for k in ("line", "trafo", "trafo3w"))
 
 

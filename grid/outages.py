@@ -12,7 +12,7 @@ import pandas as pd
 from aiload.errors import InputError
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, facility_mw, q_mvar
-from grid.circuits import circuits, one_circuit_out
+from grid.circuits import circuits, one_circuit_out, outage_label
 
 __all__ = ["contingency", "peak_steps"]
 
@@ -122,7 +122,7 @@ def contingency(
     cases: list[tuple[str, str | None, int | None]] = [("none", None, None)]
     for kind in _OUTAGES[outages]:
         table = net[kind]
-        cases += [(f"{kind} {i}{_circuits(table, i)}", kind, int(i))
+        cases += [(outage_label(table, kind, i), kind, int(i))
                   for i in table.index[table.in_service]]
     study = _fast_case if base.fast_reason is None else _runpp_case
     rows = []
@@ -167,12 +167,6 @@ def contingency(
     table = pd.DataFrame(rows)
     table.attrs["enforce_q_lims"] = base.enforce_q_lims
     return table
-
-
-def _circuits(table: pd.DataFrame, idx: int) -> str:
-    """The label suffix of a row with parallel circuits: N-1 takes out one of them."""
-    k = circuits(table, idx)
-    return f" (1 of {k} circuits)" if k > 1 else ""
 
 
 def _where(net: pp.pandapowerNet, kind: str | None, idx: int | None) -> str:

@@ -122,7 +122,7 @@ def _outage(net: pp.pandapowerNet, outage: str | None) -> tuple[pp.pandapowerNet
         return net, None
     import re
 
-    from grid.circuits import circuits, one_circuit_out
+    from grid.circuits import one_circuit_out, outage_label
 
     # grid.contingency's labels: "line 3", "trafo3w 0", "trafo 1 (1 of 2 circuits)"
     found = re.fullmatch(r"(line|trafo|trafo3w) (-?\d+)( \(1 of \d+ circuits\))?",
@@ -135,9 +135,9 @@ def _outage(net: pp.pandapowerNet, outage: str | None) -> tuple[pp.pandapowerNet
     if idx not in net[kind].index or not bool(net[kind].at[idx, "in_service"]):
         raise InputError(f"outage: {kind} {idx} is not an in-service {kind} of this network.")
     out = copy.deepcopy(net)
-    k = circuits(out[kind], idx)
+    label = outage_label(out[kind], kind, idx)
     one_circuit_out(out, kind, idx)  # one circuit of a parallel=k row, as grid.contingency
-    return out, f"{kind} {idx}" + (f" (1 of {k} circuits)" if k > 1 else "")
+    return out, label
 
 
 def pv_curve(

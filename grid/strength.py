@@ -27,7 +27,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from grid.attach import check_bus, is_number
-from grid.circuits import circuits, one_circuit_out
+from grid.circuits import circuits, one_circuit_out, outage_label
 from grid.topology import supplied_buses
 
 __all__ = ["ShortCircuitData", "ShortCircuitStrength", "short_circuit_strength"]
@@ -278,6 +278,7 @@ def short_circuit_strength(
     for kind in _OUTAGES[outages]:
         for idx in net[kind].index[net[kind].in_service.astype(bool)]:
             k = circuits(work[kind], idx)
+            label = outage_label(work[kind], kind, idx)
             one_circuit_out(work, kind, idx)  # one circuit of a parallel=k row
             try:
                 if bus in supplied_buses(work):
@@ -288,7 +289,6 @@ def short_circuit_strength(
                 work[kind].at[idx, "in_service"] = True
                 if k > 1:
                     work[kind].at[idx, "parallel"] = k
-            label = f"{kind} {idx}" + (f" (1 of {k} circuits)" if k > 1 else "")
             rows.append({"element": label, "facility_islanded": math.isnan(o_max),
                          "skss_max_mva": o_max, "skss_min_mva": o_min,
                          "scr_max": o_max / facility_mw, "scr_min": o_min / facility_mw,
