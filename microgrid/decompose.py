@@ -32,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from microgrid.lp import Lp, build_lp, generator_specs, to_highs
-from microgrid.model import ModelInputs
+from microgrid.model import ModelInputs, kw_per_pu
 
 __all__ = ["Decomposition", "decompose", "block_steps", "coarse_inputs", "MIN_STEPS"]
 
@@ -143,7 +143,11 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
         return None
     start = time.perf_counter()
     inf = highspy.kHighsInf
-    master_lp = build_lp(coarse_inputs(d, k))
+    # one power unit for both LPs: the sizes, the cuts and theta pass between them in pu (the
+    # block means' lower peak can round to another power of two: the master then read the
+    # subproblem's pu at half their size and its bound exceeded the exact optimum, issue 31)
+    unit = kw_per_pu(d)
+    master_lp = build_lp(coarse_inputs(d, k), unit_kw=unit)
     keys = master_lp.size_keys
     size_cols = np.array([master_lp.cols[key] for key in keys], dtype=np.int32)
     cost = master_lp.arrays()["cost"]
@@ -158,7 +162,7 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
     master.addRow(0.0, inf, len(used) + 1, np.append(used, theta).astype(np.int32),
                   np.append(-operating[used], 1.0))
     sub_lp = build_lp(dataclasses.replace(d, unserved_usd_per_kwh=lost_load_usd_per_kwh(d)),
-                      fixed_sizes=True)
+                      fixed_sizes=True, unit_kw=unit)
     base = sub_lp.arrays()
     sub = to_highs(sub_lp)
     options = {"solver": "simplex"}

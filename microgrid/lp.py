@@ -192,11 +192,17 @@ def _pu(value_kw: float | None, u: float) -> float:
     return _INF if value_kw is None or math.isinf(value_kw) else float(value_kw) / u
 
 
-def build_lp(d: ModelInputs, fixed_sizes: bool = False) -> Lp:
-    """The LP of ``d`` (eqs. 1-16, 18-28; no unit commitment) as arrays, in pu."""
+def build_lp(d: ModelInputs, fixed_sizes: bool = False, unit_kw: float | None = None) -> Lp:
+    """The LP of ``d`` (eqs. 1-16, 18-28; no unit commitment) as arrays, in pu.
+
+    ``unit_kw`` is the power unit [kW/pu]; default :func:`microgrid.model.kw_per_pu` of ``d``
+    (a power of two near its peak load). Two LPs whose solutions are exchanged (the master and
+    the subproblem of :mod:`microgrid.decompose`) must be built in one unit: the aggregated
+    year's peak is lower and can round to another power of two.
+    """
     if d.generator.unit_commitment:
         raise ValueError("build_lp: unit commitment is a MILP; use microgrid.model.build_model")
-    lp = Lp(kw_per_pu=kw_per_pu(d))
+    lp = Lp(kw_per_pu=kw_per_pu(d) if unit_kw is None else float(unit_kw))
     lp.fixed = fixed_sizes
     t_all = np.arange(len(d.load_kw))
     for add in (_add_sizes, _add_pv, _add_battery, _add_generators, _add_grid, _add_balance,
