@@ -10,20 +10,46 @@ from __future__ import annotations
 
 import copy
 import difflib
+import logging
 import math
+import warnings
 from numbers import Real
 
 import numpy as np
 import pandapower as pp
 import pandas as pd
 
-from aiload.errors import InputError
+from aiload.errors import InputError, InputWarning
 from aiload.timeseries import validate_power_series
 from grid.topology import check_supplied
 
 __all__ = ["facility_mw", "check_bus", "check_power_factor", "q_mvar", "attach", "is_number"]
 
 FACILITY_LOAD_NAME = "aiload facility"
+
+log = logging.getLogger(__name__)
+
+
+def drop_user_pf_options(net: pp.pandapowerNet) -> None:
+    """Empty ``net.user_pf_options`` of a study's own copy, warning with the options named.
+
+    pandapower applies the power-flow options saved in a network (``pp.set_user_pf_options``,
+    kept by ``to_json``) to every ``runpp`` that does not pass them itself; a saved
+    ``neglect_open_switch_branches=True`` or ``algorithm="bfsw"`` would silently change a
+    study's voltages and loadings. The grid studies run with aiload's own explicit options
+    only (docs/grid.md, "Saved power-flow options"); ``net`` is the copy, never the user's net.
+    """
+    saved = net.get("user_pf_options") if hasattr(net, "get") else None
+    if not saved:
+        return
+    named = ", ".join(f"{k}={v!r}" for k, v in dict(saved).items())
+    text = (f"the network carries saved power-flow options (net.user_pf_options: {named}); "
+            "the grid studies ignore them and run with aiload's own options, so the results "
+            "do not depend on them. To silence this, clear them "
+            "(net.user_pf_options = {}) before the study, or re-save the network without them.")
+    log.warning("grid: %s", text)
+    warnings.warn(text, InputWarning, stacklevel=3)
+    net["user_pf_options"] = {}
 
 
 def facility_mw(load: object, what: str = "load_mw") -> pd.Series:
@@ -168,6 +194,7 @@ def attach(
     bus = check_bus(net, bus)
     pf = check_power_factor(power_factor)
     out = copy.deepcopy(net)
+    drop_user_pf_options(out)
     idx = pp.create_load(
         out, bus, p_mw=float(p_mw), q_mvar=float(q_mvar(p_mw, pf)), name=FACILITY_LOAD_NAME
     )
