@@ -19,7 +19,7 @@ Cuts are valid for the unpenalised cost too (the penalised dispatch costs no mor
 bounds hold whatever the penalty; the loop stops when (upper - lower) / upper <= ``tol``. The
 result is the full-resolution dispatch at the best sizes found: a feasible sizing whose cost is
 within ``tol`` of the exact optimum, with the gap reported. Where the conditions above do not
-hold, or the loop does not converge, :func:`decompose` returns None and the exact LP is solved.
+hold, or the loop does not converge, :func:`decompose` says why and the exact LP is solved.
 """
 
 from __future__ import annotations
@@ -34,12 +34,16 @@ import numpy as np
 from microgrid.lp import Lp, build_lp, generator_specs, to_highs
 from microgrid.model import ModelInputs, kw_per_pu
 
-__all__ = ["Decomposition", "decompose", "block_steps", "coarse_inputs", "MIN_STEPS"]
+__all__ = ["Decomposition", "decompose", "block_steps", "why_not", "coarse_inputs", "MIN_STEPS"]
 
 #: horizons shorter than this are solved exactly (the whole LP is fast)
 MIN_STEPS = 2_000
-#: the aggregated year of the master has about this many steps (8 h blocks of an hourly year)
-MASTER_STEPS = 1_095
+#: the aggregated year of the master has at most about this many steps (12 h blocks of an
+#: hourly year; measured on two problems, issue 31: 8 h and 24 h blocks took more time)
+MASTER_STEPS = 730
+#: the in-out stabilisation: the step from the best sizes towards the master's after a round
+#: that improved the upper bound, and after one that did not [-]
+STEP_IN, STEP_OUT = 0.3, 0.6
 
 
 @dataclass(frozen=True)
@@ -57,13 +61,15 @@ class Decomposition:
     lower_bound_usd, upper_bound_usd : float
         Certified bounds on the exact optimum [USD/year]; the sizing costs the upper one.
     gap : float
-        (upper - lower) / upper [-].
+        (upper - lower) / min(|upper|, |lower|) [-] (:func:`relative_gap`).
     iterations : int
         Subproblems solved.
     block_steps : int
         Steps per block of the master [-].
     master_time_s, dispatch_time_s : float
         HiGHS time in the master and in the dispatch subproblems [s].
+    highs : highspy.Highs
+        The subproblem, solved at ``sizes`` (its basis optimal there).
     """
 
     lp: Lp
@@ -76,28 +82,51 @@ class Decomposition:
     block_steps: int
     master_time_s: float
     dispatch_time_s: float
+    highs: object = None
 
 
-def block_steps(d: ModelInputs) -> int | None:
-    """Steps per master block, or None where the aggregated LP would not be a relaxation.
+def block_steps(d: ModelInputs, *, min_steps: int | None = None,
+                master_steps: int | None = None) -> int | None:
+    """Steps per master block, or None where no aggregation is a relaxation.
 
-    Needs an LP, at least :data:`MIN_STEPS` steps, and constant prices, grid intensity, month
-    and outage state within every block; k divides the horizon.
+    Needs an LP, at least ``min_steps`` (:data:`MIN_STEPS`) steps, and a block length k >= 2
+    that divides the horizon and holds prices, grid intensity, month and outage state
+    constant within every block: the longest such k up to ``len / master_steps``
+    (:data:`MASTER_STEPS`) is taken, so a time-of-use tariff or an outage only shortens the
+    blocks. :func:`why_not` says why None.
     """
+    return _block_steps(d, min_steps, master_steps)[0]
+
+
+def why_not(d: ModelInputs, *, min_steps: int | None = None) -> str | None:
+    """Why :func:`block_steps` is None for ``d`` (a sentence), or None when it is not."""
+    return _block_steps(d, min_steps, None)[1]
+
+
+def _block_steps(d: ModelInputs, min_steps: int | None,
+                 master_steps: int | None) -> tuple[int | None, str | None]:
     n = len(d.load_kw)
-    if d.generator.unit_commitment or n < MIN_STEPS or d.unserved_usd_per_kwh is not None:
-        return None
-    k = max(2, round(n / MASTER_STEPS))
-    while k > 1 and n % k:
-        k -= 1
-    if k < 2:
-        return None
-    for series in (d.import_usd_per_kwh, d.export_usd_per_kwh, d.grid_kg_per_kwh, d.month,
-                   d.outage):
-        blocks = np.asarray(series).reshape(-1, k)
-        if not (blocks == blocks[:, :1]).all():
-            return None
-    return k
+    min_steps = MIN_STEPS if min_steps is None else min_steps
+    master_steps = MASTER_STEPS if master_steps is None else master_steps
+    if d.generator.unit_commitment:
+        return None, "unit commitment is a MILP (the decomposition is for the LP)"
+    if d.unserved_usd_per_kwh is not None:
+        return None, "unserved energy is priced (a diagnosis model)"
+    if n < min_steps:
+        return None, f"{n} steps, fewer than {min_steps}: the whole LP is fast"
+    series = [np.asarray(a) for a in (d.import_usd_per_kwh, d.export_usd_per_kwh,
+                                      d.grid_kg_per_kwh, d.month, d.outage)]
+    # the steps at which any of them changes: a block may not straddle one
+    change = np.zeros(n, dtype=bool)
+    for a in series:
+        change[1:] |= a[1:] != a[:-1]
+    starts = np.flatnonzero(change)
+    for k in range(max(2, round(n / master_steps)), 1, -1):
+        if n % k == 0 and not (starts % k).any():
+            return k, None
+    return None, ("prices, grid intensity, calendar month or outages change too often for "
+                  "blocks of 2 or more steps to hold them constant (the aggregated year would "
+                  "not be a relaxation)")
 
 
 def coarse_inputs(d: ModelInputs, k: int) -> ModelInputs:
@@ -124,6 +153,15 @@ def lost_load_usd_per_kwh(d: ModelInputs) -> float:
     return 2.0 * capacity / f + 2.0 * energy + 1.0
 
 
+def relative_gap(upper: float, lower: float) -> float:
+    """(upper - lower) over the smaller of |upper| and |lower| [-]: then a returned cost
+    ``upper`` is within ``gap * |optimum|`` of the optimum whatever the signs (issue 31)."""
+    if not (math.isfinite(upper) and math.isfinite(lower)):
+        return math.inf
+    scale = min(abs(upper), abs(lower))
+    return (upper - lower) / scale if scale > 0 else (0.0 if upper == lower else math.inf)
+
+
 def _run(h, options: dict) -> float:
     for name, value in options.items():
         h.setOptionValue(name, value)
@@ -133,14 +171,20 @@ def _run(h, options: dict) -> float:
 
 
 def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
-              time_limit_s: float | None = None) -> Decomposition | None:
-    """Benders decomposition of the sizing LP ``d`` (module docstring); None where it does not
-    apply or does not reach ``tol`` within ``max_iterations`` (the caller solves exactly)."""
+              time_limit_s: float | None = None,
+              min_steps: int | None = None) -> Decomposition | str:
+    """Benders decomposition of the sizing LP ``d`` (module docstring).
+
+    Returns the :class:`Decomposition`, or a sentence saying why there is none: it does not
+    apply (:func:`why_not`), or it did not reach ``tol`` within ``max_iterations`` rounds or
+    ``time_limit_s`` (the caller then solves exactly and reports the sentence). ``min_steps``
+    overrides :data:`MIN_STEPS` (tests of small problems).
+    """
     import highspy  # noqa: PLC0415
 
-    k = block_steps(d)
+    k = block_steps(d, min_steps=min_steps)
     if k is None:
-        return None
+        return why_not(d, min_steps=min_steps)
     start = time.perf_counter()
     inf = highspy.kHighsInf
     # one power unit for both LPs: the sizes, the cuts and theta pass between them in pu (the
@@ -173,10 +217,10 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
     for it in range(1, max_iterations + 1):
         t_master += _run(master, options)
         if master.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
+            return "the aggregated master LP did not solve to optimality"
         xm = np.asarray(master.getSolution().col_value)
         lower = max(lower, master.getInfo().objective_function_value)
-        gap = (upper - lower) / abs(upper) if math.isfinite(upper) and upper else math.inf
+        gap = relative_gap(upper, lower)
         if gap <= tol:
             break
         target = np.maximum(xm[size_cols], 0.0)
@@ -184,6 +228,7 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
         # dispatch near its last basis (cheap re-solves); the cut there is as valid
         trial = target if best is None else best[2] + step * (target - best[2])
         sizes = {key: float(v) for key, v in zip(keys, trial, strict=True)}
+        last = trial
         cols, lo, hi, rows, row_hi = sub_lp.bounds_for(sizes, base)
         sub.changeColsBounds(len(cols), cols.astype(np.int32), lo, hi)
         if len(rows):
@@ -192,7 +237,7 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
         # from the last basis: dual simplex after a change of bounds
         t_sub += _run(sub, options)
         if sub.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            return None
+            return "a dispatch subproblem did not solve to optimality"
         sol = sub.getSolution()
         x = np.asarray(sol.col_value)
         q = sub.getInfo().objective_function_value
@@ -202,12 +247,13 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
         improved = served and cap + q < upper
         if improved:
             upper, best = cap + q, (x.copy(), dict(sizes), trial)
-        step = 0.5 if improved else 1.0
-        gap = (upper - lower) / abs(upper) if math.isfinite(upper) and upper else math.inf
+        step = STEP_IN if improved else STEP_OUT
+        gap = relative_gap(upper, lower)
         if gap <= tol:
             break
         if time_limit_s is not None and time.perf_counter() - start > time_limit_s:
-            return None
+            return (f"the decomposition had not reached its certified gap when time_limit_s "
+                    f"ran out ({it} rounds)")
         grad = sub_lp.size_gradient(np.asarray(sol.col_dual), np.asarray(sol.row_dual))
         g = np.array([grad[key] for key in keys])
         xv = np.array([sizes[key] for key in keys])
@@ -215,9 +261,27 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
         master.addRow(q - float(g @ xv), inf, len(keys) + 1,
                       np.append(size_cols, theta).astype(np.int32), np.append(-g, 1.0))
     else:
-        return None
-    x, sizes, _ = best
+        return (f"the decomposition did not reach a certified gap of {tol:g} in "
+                f"{max_iterations} rounds")
+    if lower > upper + 1e-9 * max(abs(upper), 1.0):
+        # bounds crossed: the master is not a relaxation of this problem (a defect, never a
+        # certificate); the caller solves the exact LP
+        return ("its bounds crossed (lower above upper: the master was not a relaxation); "
+                "please report this problem")
+    x, sizes, trial = best
+    if not np.array_equal(trial, last):
+        # the subproblem ends at its best sizes, so its basis is optimal for them (the
+        # tie-break passes start from it)
+        cols, lo, hi, rows, row_hi = sub_lp.bounds_for(sizes, base)
+        sub.changeColsBounds(len(cols), cols.astype(np.int32), lo, hi)
+        if len(rows):
+            sub.changeRowsBounds(len(rows), rows.astype(np.int32),
+                                 np.full(len(rows), -inf), row_hi)
+        t_sub += _run(sub, options)
+        if sub.getModelStatus() != highspy.HighsModelStatus.kOptimal:
+            return "the final dispatch subproblem did not solve to optimality"
+        x = np.asarray(sub.getSolution().col_value)
     u = sub_lp.kw_per_pu
     return Decomposition(lp=sub_lp, x=x, sizes=sizes, lower_bound_usd=lower * u,
                          upper_bound_usd=upper * u, gap=gap, iterations=it, block_steps=k,
-                         master_time_s=t_master, dispatch_time_s=t_sub)
+                         master_time_s=t_master, dispatch_time_s=t_sub, highs=sub)

@@ -9,6 +9,7 @@ infeasible problem is explained (:mod:`microgrid.diagnose`).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ import pandas as pd
 from aiload._checks import check_number
 from aiload.errors import AiloadError, InputError
 from microgrid.complementarity import burned_kw, untangle
-from microgrid.decompose import decompose
+from microgrid.decompose import decompose, relative_gap
 from microgrid.diagnose import explain_infeasible as _explain_infeasible
 from microgrid.diagnose import limits_text as _limits_text
 from microgrid.inputs import Battery, Carbon, Costs, Generator, PricedGenerator
@@ -37,6 +38,7 @@ from microgrid.model import (
 )
 from microgrid.prepare import MAX_LOAD_KW, prepare_inputs  # noqa: F401 (re-exported)
 from microgrid.solve import SizingInfeasibleError, check_highs_options, solve_highs, solve_model
+from microgrid.tiebreak import tie_break
 
 __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
 
@@ -45,7 +47,7 @@ __all__ = ["Sizing", "size", "SolverStoppedError", "prepare_inputs"]
 _CYCLING_PENALTY_FRACTION = 1e-4
 #: the certified relative gap at which ``method="decompose"`` stops [-]
 DECOMPOSITION_TOL = 1e-4
-_METHODS = ("exact", "decompose")
+_METHODS = ("auto", "exact", "decompose")
 #: the reported cost terms, in this order (0 where a term does not apply)
 _TERMS = ("pv_capital", "battery_energy_capital", "battery_power_capital", "generator_capital",
           "import_capacity", "grid_energy", "export_revenue", "fuel", "battery_throughput",
@@ -93,7 +95,21 @@ class Sizing:
         then has a ``generator_<name>_kw`` column for each.
     method : str
         ``"exact"`` (the whole LP or MILP) or ``"decompose"`` (certified within ``mip_gap``,
-        ``docs/formulation.md``, "Decomposition").
+        ``docs/formulation.md``, "Decomposition"): the method that ran.
+    method_reason : str
+        Why that method ran (e.g. why the decomposition did not apply), in a sentence.
+    tie_breaks : tuple of str
+        The tie-break passes that chose the dispatch among the optimal ones, in order
+        (``"battery_throughput"``, ``"peak_import"``; ``docs/formulation.md``,
+        "Tie-breaking"); empty for unit commitment.
+    battery_throughput_mwh_per_year : float
+        Energy discharged by the battery, annualised [MWh/year].
+    battery_cycles_per_year : float
+        That throughput in equivalent full cycles of ``battery_kwh`` [1/year] (0 without a
+        battery).
+    cost_lower_bound_usd : float
+        A certified lower bound on the least annual cost [USD/year]: the decomposition's
+        master bound, or the exact solve's dual bound (``total * (1 - mip_gap)``).
     """
 
     pv_kwp: float
@@ -115,6 +131,11 @@ class Sizing:
     generator_kw_by_technology: Mapping[str, float] = field(
         default_factory=lambda: MappingProxyType({}))
     method: str = "exact"
+    method_reason: str = ""
+    tie_breaks: tuple = ()
+    battery_throughput_mwh_per_year: float = 0.0
+    battery_cycles_per_year: float = 0.0
+    cost_lower_bound_usd: float = math.nan
 
     def summary(self) -> dict[str, Any]:
         """Scalar results as a JSON-ready dict (units in the keys)."""
@@ -123,8 +144,9 @@ class Sizing:
             for k in (
                 "pv_kwp", "battery_kwh", "battery_kw", "generator_kw", "import_limit_kw",
                 "total_annual_cost_usd", "served_energy_mwh_per_year", "lcoe_usd_per_mwh",
-                "emissions_t_per_year", "status", "mip_gap", "build_time_s", "solve_time_s",
-                "method",
+                "emissions_t_per_year", "battery_throughput_mwh_per_year",
+                "battery_cycles_per_year", "status", "mip_gap", "build_time_s",
+                "solve_time_s", "method", "method_reason", "cost_lower_bound_usd",
             )
         }
         if len(self.generator_kw_by_technology) > 1:
@@ -155,7 +177,7 @@ def size(
     highs_options: Mapping[str, Any] | None = None,
     extra_generators: Sequence[PricedGenerator] = (),
     generator_name: str = "generator",
-    method: str = "exact",
+    method: str = "auto",
 ) -> Sizing:
     """Least-cost sizes and dispatch of PV, battery and generator behind an import limit.
 
@@ -210,15 +232,18 @@ def size(
         run-hour cap (e.g. diesel backup beside gas engines); LP only.
     generator_name : str
         Label of ``generator`` in ``Sizing.generator_kw_by_technology``.
-    method : {"exact", "decompose"}
-        ``"exact"`` (default) solves the whole LP. ``"decompose"`` sizes on the year
-        aggregated into blocks and dispatches the full year at those sizes, iterating with
-        Benders cuts until the cost is certified within :data:`DECOMPOSITION_TOL` of the
-        optimum (``Sizing.mip_gap``; ``docs/formulation.md``, "Decomposition"); it falls back
-        to the exact LP where it does not apply (short horizons, prices or outages that
-        change within a block, unit commitment, ``highs_options`` given, no convergence in
-        60 rounds or within ``time_limit_s``; the exact LP then gets what is left of the
-        limit). ``Sizing.method`` says which ran.
+    method : {"auto", "exact", "decompose"}
+        ``"auto"`` (default): the fastest method certified for these inputs. That is the
+        decomposition wherever it applies: it sizes on the year aggregated into blocks and
+        dispatches the full year at those sizes, iterating with Benders cuts until the cost
+        is certified within :data:`DECOMPOSITION_TOL` of the optimum (``Sizing.mip_gap``;
+        ``docs/formulation.md``, "Decomposition"); elsewhere the whole LP (short horizons,
+        prices or outages that change every step, unit commitment, ``highs_options`` given,
+        no convergence in 60 rounds or within ``time_limit_s``; the exact LP then gets what is
+        left of the limit). ``"decompose"`` is the same rule; ``"exact"`` always solves the
+        whole LP. ``Sizing.method`` says which ran and ``Sizing.method_reason`` why. Either
+        way the dispatch is then chosen among the optimal ones by least battery throughput,
+        then lowest peak import, at the same cost (``Sizing.tie_breaks``).
 
     Returns
     -------
@@ -340,18 +365,30 @@ def _check_status(res, data: ModelInputs, index, export_limit_kw: float) -> None
 
 def _size_lp(data: ModelInputs, index: pd.DatetimeIndex, solve: dict, export_limit_kw: float,
              method: str) -> tuple[Sizing, np.ndarray]:
-    """The LP through :mod:`microgrid.lp` (direct to HiGHS): whole, or decomposed."""
+    """The LP through :mod:`microgrid.lp` (direct to HiGHS): whole, or decomposed; then the
+    tie-break passes (:mod:`microgrid.tiebreak`) at the chosen sizes."""
     limit = solve["time_limit_s"]
-    if method == "decompose" and not solve["highs_options"]:
-        start = time.perf_counter()
-        dec = decompose(data, tol=DECOMPOSITION_TOL, time_limit_s=limit)
-        elapsed = time.perf_counter() - start
-        if dec is not None:
-            solved = dec.master_time_s + dec.dispatch_time_s
-            return _result_lp(dec.lp, dec.x, dec.sizes, data, index, "optimal", dec.gap,
-                              elapsed - solved, solved, "decompose")
-        if limit is not None:  # the exact LP gets what is left of the limit
-            limit = max(limit - elapsed, 1.0)
+    reason = "method='exact' was asked for"
+    if method in ("auto", "decompose"):
+        if solve["highs_options"]:
+            reason = "highs_options were given (they apply to the whole LP)"
+        else:
+            start = time.perf_counter()
+            dec = decompose(data, tol=DECOMPOSITION_TOL, time_limit_s=limit)
+            elapsed = time.perf_counter() - start
+            if not isinstance(dec, str):
+                t0 = time.perf_counter()
+                x, passes = tie_break(dec.highs, dec.lp, dec.x)
+                solved = dec.master_time_s + dec.dispatch_time_s + time.perf_counter() - t0
+                why = (f"certified within {dec.gap:.1e} of the optimum in {dec.iterations} "
+                       f"rounds on {dec.block_steps}-step blocks")
+                return _result_lp(dec.lp, x, dec.sizes, data, index, "optimal",
+                                  max(dec.gap, 0.0),
+                                  elapsed - dec.master_time_s - dec.dispatch_time_s, solved,
+                                  "decompose", why, passes, dec.lower_bound_usd)
+            reason = f"the decomposition does not apply: {dec}"
+            if limit is not None:  # the exact LP gets what is left of the limit
+                limit = max(limit - elapsed, 1.0)
     start = time.perf_counter()
     lp = build_lp(data)
     h = to_highs(lp)
@@ -359,14 +396,22 @@ def _size_lp(data: ModelInputs, index: pd.DatetimeIndex, solve: dict, export_lim
     res, x = solve_highs(h, len(index), time_limit_s=limit,
                          highs_options=solve["highs_options"], kw_per_pu=lp.kw_per_pu)
     _check_status(res, data, index, export_limit_kw)
-    return _result_lp(lp, x, lp.size_values(x), data, index, res.status,
+    sizes = lp.size_values(x)
+    passes: list[str] = []
+    if res.status == "optimal":
+        t0 = time.perf_counter()
+        size_cols = np.array([lp.cols[key] for key in lp.size_keys], dtype=np.int32)
+        x, passes = tie_break(h, lp, x, size_cols=size_cols)
+        res = dataclasses.replace(res, solve_time_s=res.solve_time_s + time.perf_counter() - t0)
+    return _result_lp(lp, x, sizes, data, index, res.status,
                       0.0 if not math.isfinite(res.mip_gap) else res.mip_gap, build_time_s,
-                      res.solve_time_s, "exact")
+                      res.solve_time_s, "exact", reason, passes)
 
 
 def _result_lp(lp: Lp, x: np.ndarray, sizes: dict, d: ModelInputs, index, status: str,
-               gap: float, build_time_s: float, solve_time_s: float,
-               method: str) -> tuple[Sizing, np.ndarray]:
+               gap: float, build_time_s: float, solve_time_s: float, method: str,
+               method_reason: str = "", tie_breaks: Sequence[str] = (),
+               lower_bound_usd: float | None = None) -> tuple[Sizing, np.ndarray]:
     u = lp.kw_per_pu
 
     def kw(name: str) -> np.ndarray:
@@ -398,6 +443,10 @@ def _result_lp(lp: Lp, x: np.ndarray, sizes: dict, d: ModelInputs, index, status
     terms = {k: values.pop(k, 0.0) for k in _TERMS}
     terms.update(values)  # unserved, dump load (diagnostic prices) where present
     total = float(sum(terms.values()))
+    if lower_bound_usd is not None:
+        # the certificate of what is returned: the reported cost (after the tie-break, whose
+        # slack is 1e-9) against the decomposition's lower bound
+        gap = max(0.0, relative_gap(total, float(lower_bound_usd)))
     served_mwh = float(d.load_kw.sum() * d.dt_h * d.annual_factor / 1000.0)
     by_tech = {g.name: sizes[f"generator_size_{j}"] * u for j, g in enumerate(specs)}
     gen_kg = sum(g.emission_kg_per_kwh * float(out.sum()) for g, out in zip(specs, outs, strict=True))
@@ -424,7 +473,19 @@ def _result_lp(lp: Lp, x: np.ndarray, sizes: dict, d: ModelInputs, index, status
         burned_by_cycling_kwh=float(burned_kw(dispatch, eta)[cycling].sum() * d.dt_h),
         generator_kw_by_technology=MappingProxyType(by_tech),
         method=method,
+        method_reason=method_reason,
+        tie_breaks=tuple(tie_breaks),
+        cost_lower_bound_usd=(total * (1.0 - gap) if lower_bound_usd is None
+                              else float(lower_bound_usd)),
+        **_throughput(dispatch, sizes["battery_energy"] * u, d),
     ), cycling
+
+
+def _throughput(dispatch: pd.DataFrame, battery_kwh: float, d: ModelInputs) -> dict:
+    """Annualised battery throughput [MWh/year] and equivalent full cycles [1/year]."""
+    mwh = float(dispatch["battery_discharge_kw"].sum() * d.dt_h * d.annual_factor / 1000.0)
+    return {"battery_throughput_mwh_per_year": mwh,
+            "battery_cycles_per_year": 1000.0 * mwh / battery_kwh if battery_kwh > 0 else 0.0}
 
 
 def _result(m, d: ModelInputs, index, res, build_time_s: float) -> tuple[Sizing, np.ndarray]:
@@ -474,4 +535,7 @@ def _result(m, d: ModelInputs, index, res, build_time_s: float) -> tuple[Sizing,
         build_time_s=build_time_s,
         solve_time_s=res.solve_time_s,
         burned_by_cycling_kwh=float(burned_kw(dispatch, eta)[cycling].sum() * d.dt_h),
+        method_reason="unit commitment is a MILP: solved whole by HiGHS' branch and bound",
+        cost_lower_bound_usd=float(res.bound_usd),
+        **_throughput(dispatch, value_unscaled(m, m.battery_energy_puh), d),
     ), cycling

@@ -640,9 +640,10 @@ class MicrogridSection(_Section):
                 f"technology or the main generator's ({names[0]!r}); expected each further "
                 "technology once, other than generator_technology"
             )
-        method = self.options.get("method", "exact")
-        if method not in ("exact", "decompose"):
-            raise ValueError(f"options.method = {method!r}; expected 'exact' or 'decompose'")
+        method = self.options.get("method", "auto")
+        if method not in ("auto", "exact", "decompose"):
+            raise ValueError(f"options.method = {method!r}; expected 'auto' (the default: the "
+                             "fastest certified method), 'exact' or 'decompose'")
         return self
 
 

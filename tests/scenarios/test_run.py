@@ -120,7 +120,8 @@ def test_study_step_finer_than_facility_step_fails_before_computing(tmp_path, mo
      r"\['gas_engine'\] repeats a technology or the main generator's \('gas_engine'\)"),
     ({"microgrid.extra_generator_technologies": ["diesel", "diesel"]}, "repeats a technology"),
     ({"microgrid.options.method": "decompos"},
-     r"options.method = 'decompos'; expected 'exact' or 'decompose'"),
+     r"options.method = 'decompos'; expected 'auto' \(the default: the fastest certified "
+     r"method\), 'exact' or 'decompose'"),
 ])
 def test_bad_microgrid_generators_or_method_fail_when_loaded(over, message):
     with pytest.raises(ScenarioError, match=message):
