@@ -398,7 +398,7 @@ def _size_lp(data: ModelInputs, index: pd.DatetimeIndex, solve: dict, export_lim
     _check_status(res, data, index, export_limit_kw)
     sizes = lp.size_values(x)
     passes: list[str] = []
-    if res.status == "optimal":
+    if res.status == "optimal" and not solve["highs_options"]:  # the user's solver settings stay
         t0 = time.perf_counter()
         size_cols = np.array([lp.cols[key] for key in lp.size_keys], dtype=np.int32)
         x, passes = tie_break(h, lp, x, size_cols=size_cols)
