@@ -121,6 +121,7 @@ def check_bus(net: pp.pandapowerNet, bus: int) -> int:
     if not bool(net.bus.at[bus, "in_service"]):
         raise InputError(f"bus {bus} is out of service; put it in service or pick another bus.")
     check_unchecked_branches(net)
+    check_zero_impedance(net)
     check_supplied(net, int(bus))
     return int(bus)
 
@@ -146,6 +147,66 @@ def check_unchecked_branches(net: pp.pandapowerNet) -> None:
                 "grid studies, so a result would say nothing about it. Model it as a line "
                 "(pp.create_line_from_parameters with max_i_ka) or transformer with a rating, "
                 f"or set net.{kind}.in_service = False if it does not matter here.")
+
+
+_ZERO_IMPEDANCE_FIX = (
+    "pandapower cannot solve a branch without series reactance (its DC start and admittance "
+    "matrix divide by it). Give it a small impedance (e.g. length_km=0.001 with the line's "
+    "per-km data, or a transformer vk_percent above vkr_percent), or, for a tie with no "
+    "impedance, replace it by a bus-bus switch (pp.create_switch(net, bus_a, bus_b, et='b')) "
+    "or merge the two buses.")
+
+
+def zero_impedance_branches(net: pp.pandapowerNet) -> list[str]:
+    """In-service lines and transformers of ``net`` whose series reactance is zero.
+
+    A line's reactance is ``x_ohm_per_km * length_km`` [ohm] (negative: a series capacitor); a two-winding
+    transformer's ``sqrt(vk_percent^2 - vkr_percent^2)`` [%]; a three-winding transformer's
+    per pair of windings. Each entry names the element and the values that make it zero.
+    """
+    found: list[str] = []
+    live_bus = set(net.bus.index[net.bus.in_service.astype(bool)])
+
+    def live(table: pd.DataFrame, cols: tuple[str, ...]) -> pd.DataFrame:
+        if not len(table):
+            return table
+        rows = table[table.in_service.astype(bool)]
+        return rows[np.logical_and.reduce([rows[c].isin(live_bus) for c in cols])]
+
+    def label(kind: str, idx: object, row: pd.Series) -> str:
+        name = row.get("name")
+        return f"{kind} {idx}" + (f" ({name!r})" if isinstance(name, str) and name else "")
+
+    lines = live(net.line, ("from_bus", "to_bus"))
+    x_ohm = (lines.x_ohm_per_km * lines.length_km).to_numpy(dtype=np.float64)
+    # NaN counts as zero; a negative reactance is a series capacitor (case300 has one)
+    for idx, row in lines[~(np.isfinite(x_ohm) & (x_ohm != 0.0))].iterrows():
+        x = float(row.x_ohm_per_km) * float(row.length_km)
+        found.append(f"{label('line', idx, row)}: x_ohm_per_km {row.x_ohm_per_km:g} x "
+                     f"length_km {row.length_km:g} = {x:g} ohm")
+    for idx, row in live(net.trafo, ("hv_bus", "lv_bus")).iterrows():
+        vk, vkr = float(row.vk_percent), float(row.vkr_percent)
+        if not vk * vk - vkr * vkr != 0.0:
+            found.append(f"{label('trafo', idx, row)}: vk_percent {vk:g}, vkr_percent {vkr:g} "
+                         "(reactance sqrt(vk^2 - vkr^2) = 0)")
+    if "trafo3w" in net:
+        for idx, row in live(net.trafo3w, ("hv_bus", "mv_bus", "lv_bus")).iterrows():
+            for pair in ("hv", "mv", "lv"):
+                vk = float(row[f"vk_{pair}_percent"])
+                vkr = float(row[f"vkr_{pair}_percent"])
+                if not vk * vk - vkr * vkr != 0.0:
+                    found.append(f"{label('trafo3w', idx, row)}: vk_{pair}_percent {vk:g}, "
+                                 f"vkr_{pair}_percent {vkr:g} (reactance 0)")
+    return found
+
+
+def check_zero_impedance(net: pp.pandapowerNet) -> None:
+    """Refuse in-service branches without series reactance, naming each and the fix."""
+    found = zero_impedance_branches(net)
+    if found:
+        shown = "; ".join(found[:5]) + (f"; and {len(found) - 5} more" if len(found) > 5 else "")
+        raise InputError(f"the network has {len(found)} in-service branch(es) with zero series "
+                         f"reactance: {shown}. {_ZERO_IMPEDANCE_FIX}")
 
 
 def is_number(value: object) -> bool:

@@ -97,6 +97,18 @@ def _run_base(net: pp.pandapowerNet) -> None:
             f"{MAX_ITERATION} iterations): fix the network first (check loads, generator "
             "set-points and the slack) before attaching a facility."
         ) from None
+    except (FloatingPointError, ZeroDivisionError) as exc:
+        from grid.attach import _ZERO_IMPEDANCE_FIX, zero_impedance_branches
+
+        found = zero_impedance_branches(net)
+        where = ("; ".join(found[:5]) if found else
+                 "no line or transformer with zero reactance was found; check impedances "
+                 "near zero (e.g. x_ohm_per_km or length_km of 1e-12) and shunt values")
+        raise InputError(
+            f"pandapower.runpp failed with {type(exc).__name__} ({exc}) on the network without "
+            f"the facility: a branch with no (or almost no) impedance: {where}. "
+            f"{_ZERO_IMPEDANCE_FIX}"
+        ) from None
 
 
 def _fast_reason(net: pp.pandapowerNet) -> str | None:
