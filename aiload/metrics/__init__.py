@@ -19,8 +19,8 @@ from aiload.metrics.plots import (
     plot_psd,
     plot_ramp_histogram,
 )
-from aiload.metrics.ramps import ramp_rates
-from aiload.metrics.spectrum import power_spectrum
+from aiload.metrics.ramps import dynamic_range, ramp_duration_curve, ramp_rates, ramp_statistics
+from aiload.metrics.spectrum import GRID_BANDS_HZ, band_fluctuation, power_spectrum
 from aiload.metrics.summary import summary
 
 __all__ = [
@@ -29,6 +29,11 @@ __all__ = [
     "check",
     "ramp_rates",
     "power_spectrum",
+    "ramp_statistics",
+    "ramp_duration_curve",
+    "dynamic_range",
+    "band_fluctuation",
+    "GRID_BANDS_HZ",
     "demand_kw",
     "load_duration_curve",
     "plot_percentile_bands",

@@ -15,7 +15,11 @@ from aiload.errors import InputError
 from aiload.metrics._input import PowerInput, as_power
 from aiload.metrics._table import row, unavailable, window_label
 
-__all__ = ["ramp_rates", "ramp_rates_kw_per_s", "window_seconds", "ramp_rows", "swing_rows", "swings_kw"]
+__all__ = ["ramp_rates", "ramp_rates_kw_per_s", "window_seconds", "ramp_rows", "swing_rows", "swings_kw",
+           "SECONDS_WINDOWS_S", "ramp_statistics", "dynamic_range", "ramp_duration_curve"]
+
+#: windows of the seconds-scale ramp figures [s] (0.1 s, the finest facility step, to 1 min)
+SECONDS_WINDOWS_S = (0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 30.0, 60.0)
 
 _TOL = 1e-9
 
@@ -159,3 +163,128 @@ def swing_rows(x: PowerInput, windows_s: list[float]) -> list[dict]:
         else:
             rows.append(row("swings", "swing_max_kw", swings_kw(x, w).max(), "kW", label))
     return rows
+
+
+def ramp_statistics(
+    power: pd.Series | pd.DataFrame,
+    windows: tuple[str | float, ...] = SECONDS_WINDOWS_S,
+    *,
+    percentiles: tuple[float, ...] = (50.0, 90.0, 99.0, 99.9),
+    unit: str | None = None,
+    kind: str = "auto",
+) -> pd.DataFrame:
+    """Upward and downward ramp rates over windows from 0.1 s to minutes, in grid units [MW/s].
+
+    The ramp is :func:`ramp_rates`' ``R(t) = [P(t) - P(t - window)] / window`` at every label.
+    Upward figures are of ``{R > 0}``, downward ones of the magnitudes ``{-R : R < 0}`` (the
+    convention of :func:`aiload.metrics.summary`); a direction without ramps gives 0.
+
+    Parameters
+    ----------
+    power : pandas.Series
+        Power [W, kW or MW] on a tz-aware DatetimeIndex or a TimedeltaIndex.
+    windows : tuple of str or float
+        Ramp windows (``"1s"`` or seconds) [s].
+    percentiles : tuple of float
+        Percentiles of each direction, in [0, 100] [%].
+    unit, kind
+        As in :func:`aiload.metrics.summary`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per window (index ``window_s`` [s]); columns ``up_max_mw_per_s``,
+        ``down_max_mw_per_s``, ``up_p<q>_mw_per_s``, ``down_p<q>_mw_per_s`` [MW/s],
+        ``available`` and ``note`` (a window the sampling cannot support: NaN and the reason).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> idx = pd.to_timedelta([0.0, 1.0, 2.0, 3.0], unit="s")
+    >>> t = ramp_statistics(pd.Series([0.0, 1.0, 2.0, 2.0], index=idx, name="p_mw"), (1.0,))
+    >>> float(t.loc[1.0, "up_max_mw_per_s"])
+    1.0
+    """
+    x = as_power(power, unit=unit, kind=kind)
+    for q in percentiles:
+        if not 0.0 <= q <= 100.0:
+            raise InputError(f"ramp_statistics(percentiles=): got {q!r}; expected values in [0, 100].")
+    qs = [f"{q:g}".replace(".", "_") for q in percentiles]
+    rows = []
+    for window in windows:
+        w = window_seconds(window)
+        rec: dict = {"window_s": w}
+        note = resolution_note(x, w)
+        if note is not None:
+            rec |= {"up_max_mw_per_s": np.nan, "down_max_mw_per_s": np.nan}
+            rec |= {f"{d}_p{q}_mw_per_s": np.nan for d in ("up", "down") for q in qs}
+            rec |= {"available": False, "note": note}
+            rows.append(rec)
+            continue
+        _, rate = ramp_rates_kw_per_s(x, w)
+        rate = rate / 1e3
+        up, down = rate[rate > 0], -rate[rate < 0]
+        rec["up_max_mw_per_s"] = float(up.max()) if up.size else 0.0
+        rec["down_max_mw_per_s"] = float(down.max()) if down.size else 0.0
+        for direction, values in (("up", up), ("down", down)):
+            pct = np.percentile(values, percentiles) if values.size else np.zeros(len(qs))
+            for q, v in zip(qs, np.atleast_1d(pct)):
+                rec[f"{direction}_p{q}_mw_per_s"] = float(v)
+        rec |= {"available": True, "note": ""}
+        rows.append(rec)
+    return pd.DataFrame(rows).set_index("window_s")
+
+
+def ramp_duration_curve(
+    power: pd.Series | pd.DataFrame, window: str | float = 1.0, *, unit: str | None = None,
+    kind: str = "auto",
+) -> pd.DataFrame:
+    """Ramp magnitudes sorted from the largest, with the share of time they are exceeded.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``exceedance`` (share of the ramp labels with a larger or equal magnitude
+        [-]) and ``ramp_mw_per_s`` (|R| over ``window`` [MW/s]), largest first.
+    """
+    rate = ramp_rates(power, window, unit=unit, kind=kind).to_numpy() / 1e3
+    mag = np.sort(np.abs(rate))[::-1]
+    share = np.arange(1, mag.size + 1, dtype=np.float64) / mag.size
+    return pd.DataFrame({"exceedance": share, "ramp_mw_per_s": mag})
+
+
+def dynamic_range(
+    power: pd.Series | pd.DataFrame,
+    windows: tuple[str | float, ...] = (1.0, 10.0, 60.0),
+    *,
+    unit: str | None = None,
+    kind: str = "auto",
+) -> pd.DataFrame:
+    """Short-term dynamic range: the largest ``max - min`` of the power within a window.
+
+    The swing of :func:`swings_kw` (labels within ``window`` of each other, both ends
+    included), the largest over the series, in MW and as a share of the series' peak — the
+    "dynamic range" limit utilities state for large loads (Choukse et al. 2025,
+    arXiv:2508.14318).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Index ``window_s`` [s]; columns ``range_mw`` [MW], ``range_share_of_peak`` [-],
+        ``available``, ``note``.
+    """
+    x = as_power(power, unit=unit, kind=kind)
+    peak_kw = float(np.max(x.p_kw))
+    rows = []
+    for window in windows:
+        w = window_seconds(window)
+        note = resolution_note(x, w)
+        if note is not None:
+            rows.append({"window_s": w, "range_mw": np.nan, "range_share_of_peak": np.nan,
+                         "available": False, "note": note})
+            continue
+        top = float(swings_kw(x, w).max())
+        rows.append({"window_s": w, "range_mw": top / 1e3,
+                     "range_share_of_peak": top / peak_kw if peak_kw > 0 else 0.0,
+                     "available": True, "note": ""})
+    return pd.DataFrame(rows).set_index("window_s")

@@ -12,13 +12,19 @@ import numpy as np
 import pandas as pd
 from scipy import signal
 
+from aiload.errors import InputError
 from aiload.metrics._input import PowerInput, as_power
 from aiload.metrics._table import row, unavailable
 
-__all__ = ["DEFAULT_BANDS_HZ", "power_spectrum", "welch_psd", "band_label", "band_rms_kw", "spectrum_rows"]
+__all__ = ["DEFAULT_BANDS_HZ", "GRID_BANDS_HZ", "power_spectrum", "welch_psd", "band_label",
+           "band_rms_kw", "spectrum_rows", "band_fluctuation", "band_variance_kw2"]
 
 #: oscillation bands [Hz] of the summary
 DEFAULT_BANDS_HZ = ((0.01, 0.1), (0.1, 1.0), (1.0, 5.0))
+#: bands of the seconds-scale figures [Hz]: below 1 Hz (inter-area modes), 1-2.5 Hz (local
+#: plant modes) and 2.5-20 Hz (towards torsional / control modes); Choukse et al. 2025,
+#: arXiv:2508.14318, who find synchronous training's swings concentrated at 0.2-3 Hz
+GRID_BANDS_HZ = ((0.1, 1.0), (1.0, 2.5), (2.5, 20.0))
 
 
 def _uniform(x: PowerInput) -> tuple[np.ndarray, float]:
@@ -134,3 +140,84 @@ def spectrum_rows(x: PowerInput, bands: tuple[tuple[float, float], ...], n_perio
         else:
             rows.append(unavailable(g, "dominant_period_s", "s", label, "no further spectral peak"))
     return rows
+
+
+def band_variance_kw2(freq: np.ndarray, psd: np.ndarray, band: tuple[float, float]) -> float:
+    """Variance of the fluctuation in ``[lo, hi)``: the Welch PSD summed over the band [kW²]."""
+    return band_rms_kw(freq, psd, band) ** 2
+
+
+def band_fluctuation(
+    power: pd.Series | pd.DataFrame,
+    bands: tuple[tuple[float, float], ...] = GRID_BANDS_HZ,
+    *,
+    unit: str | None = None,
+    kind: str = "auto",
+    segment_s: float | None = None,
+) -> pd.DataFrame:
+    """Share and amplitude of the power fluctuation in frequency bands (Welch).
+
+    The one-sided Welch PSD (:func:`welch_psd`, Hann window, segment mean removed) is summed
+    over each band ``[lo, hi)``: that is the variance of the fluctuation in the band; its
+    square root the RMS, ``sqrt(2)·RMS`` the amplitude of a sine of equal RMS, and its ratio
+    to the variance at all frequencies above 0 the band's share of the fluctuation energy.
+    A band whose top lies above the Nyquist frequency is evaluated up to it (``high_used_hz``
+    and a note say so); one that starts above it, or below the resolution of the segments,
+    is not available.
+
+    Parameters
+    ----------
+    power : pandas.Series
+        Power [W, kW or MW] (see :func:`aiload.metrics.summary`).
+    bands : tuple of (float, float)
+        ``(low_hz, high_hz)`` pairs [Hz]; default :data:`GRID_BANDS_HZ`.
+    unit, kind
+        As in :func:`aiload.metrics.summary`.
+    segment_s : float, optional
+        Welch segment length [s] (default: about eight segments, at least 256 values).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per band: ``band``, ``low_hz``, ``high_hz``, ``high_used_hz`` [Hz],
+        ``variance_kw2`` [kW²], ``rms_kw``, ``amplitude_kw`` [kW], ``share`` [-],
+        ``available``, ``note``.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> t = np.arange(6000) * 0.1
+    >>> p = pd.Series(100 + 3 * np.sin(2 * np.pi * 0.5 * t),
+    ...               index=pd.to_timedelta(t, unit="s"), name="p_kw")
+    >>> round(float(band_fluctuation(p, ((0.1, 1.0),)).loc[0, "amplitude_kw"]), 2)
+    3.0
+    """
+    x = as_power(power, unit=unit, kind=kind)
+    for band in bands:
+        if len(band) != 2 or not 0 <= band[0] < band[1]:
+            raise InputError(f"bands: got {band!r}; expected (low_hz, high_hz) with 0 <= low < high.")
+    if x.p_kw.size < 8:
+        raise InputError(f"band_fluctuation: only {x.p_kw.size} values; a spectrum needs at least 8.")
+    freq, psd, seg = welch_psd(x, segment_s)
+    nyquist = 0.5 / x.step_s
+    total = band_variance_kw2(freq, psd, (freq[1], np.inf)) if freq.size > 1 else 0.0
+    rows = []
+    for lo, hi in bands:
+        used = min(hi, nyquist * (1 + 1e-12))
+        rec = {"band": band_label((lo, hi)), "low_hz": lo, "high_hz": hi,
+               "high_used_hz": min(hi, nyquist)}
+        note = band_note((lo, min(hi, nyquist)), 1.0 / x.step_s, seg) if lo < nyquist else (
+            f"band bottom {lo:g} Hz at or above the Nyquist frequency {nyquist:g} Hz")
+        if note is not None:
+            rows.append(rec | {"variance_kw2": np.nan, "rms_kw": np.nan, "amplitude_kw": np.nan,
+                               "share": np.nan, "available": False, "note": note})
+            continue
+        var = band_variance_kw2(freq, psd, (lo, used))
+        text = "" if hi <= nyquist else (
+            f"evaluated to the Nyquist frequency {nyquist:g} Hz of the {x.step_s:g} s step; "
+            "the rest of the band is not resolved")
+        rows.append(rec | {"variance_kw2": var, "rms_kw": np.sqrt(var),
+                           "amplitude_kw": np.sqrt(2.0 * var),
+                           "share": var / total if total > 0 else 0.0, "available": True,
+                           "note": text})
+    return pd.DataFrame(rows)
