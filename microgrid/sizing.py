@@ -100,7 +100,7 @@ class Sizing:
         Why that method ran (e.g. why the decomposition did not apply), in a sentence.
     tie_breaks : tuple of str
         The tie-break passes that chose the dispatch among the optimal ones, in order
-        (``"battery_throughput"``, ``"peak_import"``; ``docs/formulation.md``,
+        (``"battery_throughput"``; ``docs/formulation.md``,
         "Tie-breaking"); empty for unit commitment.
     battery_throughput_mwh_per_year : float
         Energy discharged by the battery, annualised [MWh/year].
@@ -242,8 +242,9 @@ def size(
         no convergence in 60 rounds or within ``time_limit_s``; the exact LP then gets what is
         left of the limit). ``"decompose"`` is the same rule; ``"exact"`` always solves the
         whole LP. ``Sizing.method`` says which ran and ``Sizing.method_reason`` why. Either
-        way the dispatch is then chosen among the optimal ones by least battery throughput,
-        then lowest peak import, at the same cost (``Sizing.tie_breaks``).
+        way the dispatch is then chosen among the optimal ones by least battery throughput
+        (charge + discharge) at the same cost, within 1e-9 (``Sizing.tie_breaks``; not when
+        ``highs_options`` are given).
 
     Returns
     -------
