@@ -37,6 +37,7 @@ from microgrid.inputs import (
 from microgrid.pv import default_weather, pv_availability
 from microgrid.sizing import Sizing, SolverStoppedError, size
 from microgrid.solve import SizingInfeasibleError
+from microgrid.stabilise import PoiLimits, Stabilisation, stabilise
 
 __all__ = [
     "pv_availability",
@@ -62,4 +63,7 @@ __all__ = [
     "Aggregation",
     "SizingInfeasibleError",
     "SolverStoppedError",
+    "stabilise",
+    "PoiLimits",
+    "Stabilisation",
 ]
