@@ -28,11 +28,20 @@ __all__ = [
     "require_memory",
     "require_facility_memory",
     "check_run_arguments",
+    "warn_unit_slip",
     "SPIKE_FACTOR",
+    "UNIT_SLIP_FACTOR",
 ]
 
 #: a sample this many times the median of its column is reported as a likely glitch
 SPIKE_FACTOR = 1e6
+
+#: a power this many times off the quantity it is compared with (either way) is reported as a
+#: likely unit slip (kW for MW, W for kW): a 1,000x slip lands beyond it, a real design
+#: choice (a 100 kW import limit for a 10 MW site, 1/100) inside it
+UNIT_SLIP_FACTOR = 300.0
+
+_LADDER = ("W", "kW", "MW", "GW")
 
 
 def _range_text(ge, gt, le, lt) -> str:
@@ -338,3 +347,46 @@ def check_run_arguments(what: str, *, seed: Any, start: Any, end: Any, freq: Any
                 f"{what}(end=): cannot read {end!r} as a duration or a timestamp{calendar}; give "
                 "e.g. '7D', '12h' or '2025-01-13 00:00+00:00'."
             ) from None
+
+
+def warn_unit_slip(value: Any, what: str, *, reference: float, reference_what: str,
+                   unit: str = "kW", too_small: bool = True, too_large: bool = True,
+                   fix: str = "", stacklevel: int = 3) -> bool:
+    """Warn when a power is about 1,000x off the scale of what it is compared with.
+
+    One rule for every layer (issue 26): ``value`` in ``unit`` against ``reference`` (the
+    facility's peak, the network's load, ...) in the same unit; a ratio beyond
+    :data:`UNIT_SLIP_FACTOR` either way (as enabled) raises an
+    :class:`~aiload.errors.InputWarning` naming the unit the value was probably given in and
+    the value it would then be. Zero, negative, non-finite values and references are left to
+    the other checks. Returns whether it warned.
+    """
+    try:
+        v, ref = float(value), float(reference)
+    except (TypeError, ValueError):
+        return False
+    if not (math.isfinite(v) and math.isfinite(ref) and v > 0 and ref > 0):
+        return False
+    ratio = v / ref
+    i = _LADDER.index(unit) if unit in _LADDER else None
+    if too_small and ratio < 1.0 / UNIT_SLIP_FACTOR:
+        other = _LADDER[i + 1] if i is not None and i + 1 < len(_LADDER) else f"1000 {unit}"
+        guess = (f"If it is in {other}, give {v * 1000:,.6g} {unit}"
+                 f"{' (' + fix + ')' if fix else ''}.")
+        shown = f"1/{1 / ratio:,.0f}"
+    elif too_large and ratio > UNIT_SLIP_FACTOR:
+        other = _LADDER[i - 1] if i is not None and i > 0 else f"{unit}/1000"
+        guess = (f"If it is in {other}, give {v / 1000:,.6g} {unit}"
+                 f"{' (' + fix + ')' if fix else ''}.")
+        shown = f"{ratio:,.0f}x"
+    else:
+        return False
+    warnings.warn(
+        f"{what}: {v:,.6g} {unit} is {shown} of {reference_what} ({ref:,.6g} {unit}), about "
+        f"1,000x off its scale: a unit slip? {guess} (Checked by the unit-slip rule: more than "
+        f"{UNIT_SLIP_FACTOR:g}x either way; silence with warnings.filterwarnings('ignore', "
+        "category=aiload.errors.InputWarning).)",
+        InputWarning,
+        stacklevel=stacklevel,
+    )
+    return True

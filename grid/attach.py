@@ -52,7 +52,7 @@ def drop_user_pf_options(net: pp.pandapowerNet) -> None:
     net["user_pf_options"] = {}
 
 
-def facility_mw(load: object, what: str = "load_mw") -> pd.Series:
+def facility_mw(load: object, what: str = "load_mw", *, net=None) -> pd.Series:
     """Return the facility series in MW, validated.
 
     Parameters
@@ -63,6 +63,12 @@ def facility_mw(load: object, what: str = "load_mw") -> pd.Series:
         a ``facility_kw`` column [kW] (``aiload.facility(...)``'s ``FacilityLoad``).
     what : str
         Name used in error messages.
+    net : pandapower.pandapowerNet, optional
+        The study's network: a series taken as MW whose peak is over 300x the network's own
+        load and generation is most likely kW left unnamed, and an
+        :class:`~aiload.errors.InputWarning` says so (the unit-slip rule,
+        :func:`aiload._checks.warn_unit_slip`; issue 26: ``grid.contingency`` read an unnamed
+        100,000 kW series as 100 GW).
 
     Returns
     -------
@@ -97,7 +103,33 @@ def facility_mw(load: object, what: str = "load_mw") -> pd.Series:
             f"FacilityLoad, got {type(load).__name__}."
         )
     validate_power_series(series, what)
-    return (series.astype(np.float64) * scale).rename("facility_mw")
+    out = (series.astype(np.float64) * scale).rename("facility_mw")
+    if net is not None and scale == 1.0:
+        _warn_mw_slip(out, what, net)
+    return out
+
+
+def network_scale_mw(net: pp.pandapowerNet) -> float:
+    """The network's own scale [MW]: the larger of its in-service load and generation."""
+    total = []
+    for table, column in (("load", "p_mw"), ("gen", "p_mw"), ("sgen", "p_mw")):
+        frame = net.get(table) if hasattr(net, "get") else None
+        if isinstance(frame, pd.DataFrame) and column in frame and len(frame):
+            live = frame["in_service"] if "in_service" in frame else True
+            total.append(float(np.abs(frame[column].where(live, 0.0)).sum()))
+    return max(total, default=0.0)
+
+
+def _warn_mw_slip(series_mw: pd.Series, what: str, net) -> None:
+    from aiload._checks import warn_unit_slip  # noqa: PLC0415
+
+    scale = network_scale_mw(net)
+    if scale > 0:
+        warn_unit_slip(
+            float(series_mw.max()), f"{what} (a Series taken as MW: not named '*_kw')",
+            reference=scale, reference_what="the network's own load and generation",
+            unit="MW", too_small=False,
+            fix="or name the series '*_kw', e.g. series.rename('facility_kw')", stacklevel=5)
 
 
 def check_bus(net: pp.pandapowerNet, bus: int) -> int:

@@ -89,7 +89,7 @@ def closed_loop_result(net, network, kept: KeptVoltages, facility_kw: pd.Series,
     Returns the result and the number of steps taken from the loop.
     """
     model = network.model
-    series = facility_mw(facility_kw)
+    series = facility_mw(facility_kw, net=net)
     p = series.to_numpy(dtype=np.float64)
     q = q_mvar(p, pf)
     v = kept.v

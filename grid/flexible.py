@@ -351,7 +351,7 @@ def flexible_interconnection(
             "the cost, so name it: '*_kw' for kW (e.g. series.rename('facility_kw')) or "
             "'*_mw' for MW, or pass the FacilityLoad itself."
         )
-    series = facility_mw(load_kw, "load_kw")
+    series = facility_mw(load_kw, "load_kw", net=net)
     bus = check_bus(net, bus)
     refuse_slack_bus(net, bus)
     pf = check_power_factor(power_factor)

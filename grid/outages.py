@@ -101,7 +101,7 @@ def contingency(
     pandapower's admittance matrix and solves the peak steps with Newton; otherwise each
     outage is a copy of the net solved by ``pandapower.runpp``.
     """
-    series = facility_mw(load_mw)
+    series = facility_mw(load_mw, net=net)
     bus = check_bus(net, bus)
     pf = check_power_factor(power_factor)
     if outages not in _OUTAGES:

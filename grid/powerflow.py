@@ -125,6 +125,101 @@ class GridResult:
         out = pd.concat(parts, ignore_index=True)
         return out.sort_values(["time", "element"], kind="stable").reset_index(drop=True)
 
+    def violation_summary(self, limits: Limits | None = None, *,
+                          tz: object = None) -> pd.DataFrame:
+        """The limit violations counted per bus and per branch: how long, how bad, when.
+
+        Parameters
+        ----------
+        limits : Limits, optional
+            Voltage band [pu] and loading limit [%]; default: the limits given to
+            :func:`timeseries` (or ``Limits()``).
+        tz : str or tzinfo, optional
+            Time zone of ``worst_time`` (the site's clock, e.g. ``"America/Chicago"``);
+            default: the result's own index zone.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per element and kind of violation, most hours first; columns
+            ``element`` (``"bus 5"``, ``"line 3"``, ``"trafo 0"``, ``"trafo3w 0"``, or
+            ``"power flow"`` for steps that did not converge), ``kind`` (``"bus"``,
+            ``"line"``, ``"trafo"``, ``"trafo3w"``, ``"network"``), ``quantity``
+            (``"undervoltage"``, ``"overvoltage"``, ``"overloading"``, ``"not converged"``),
+            ``limit`` (the bound that was crossed, [pu] or [%]), ``unit`` (``"pu"``, ``"%"``),
+            ``steps`` (number of steps outside the limit), ``hours`` (those steps' duration
+            [h]), ``worst`` (the lowest voltage, highest voltage or highest loading outside
+            the limit; NaN for non-converged steps) and ``worst_time`` (the interval-start
+            label of the worst step, tz-aware; the first failed step for ``"not converged"``).
+            Empty (same columns) when every step is within the limits.
+
+        Examples
+        --------
+        >>> import pandas as pd, grid
+        >>> net = grid.networks.load("cigre_mv")
+        >>> idx = pd.date_range("2024-01-01", periods=3, freq="h", tz="UTC")
+        >>> res = grid.timeseries(net, pd.Series([1.0, 2.0, 1.5], idx), bus=5)
+        >>> len(res.violation_summary())
+        0
+        """
+        lim = limits if limits is not None else self.limits
+        if not isinstance(lim, Limits):
+            raise InputError(f"limits: expected a grid.Limits (e.g. grid.Limits(vm_min_pu=0.94)) "
+                             f"or None, got {type(lim).__name__}.")
+        index = self.vm_pu.index
+        step_h = _step_hours(index)
+        times = index if tz is None else index.tz_convert(tz)
+        rows: list[dict] = []
+
+        def count(frame: pd.DataFrame, kind: str, quantity: str, unit: str, limit: float,
+                  low: bool) -> None:
+            values = frame.to_numpy(dtype=np.float64)
+            if values.size == 0:
+                return
+            with np.errstate(invalid="ignore"):
+                outside = values < limit if low else values > limit
+            steps = outside.sum(axis=0)
+            for j in np.flatnonzero(steps):
+                column = np.where(outside[:, j], values[:, j], np.nan)
+                k = int(np.nanargmin(column) if low else np.nanargmax(column))
+                rows.append({"element": f"{kind} {frame.columns[j]}", "kind": kind,
+                             "quantity": quantity, "limit": float(limit), "unit": unit,
+                             "steps": int(steps[j]), "hours": float(steps[j]) * step_h,
+                             "worst": float(values[k, j]), "worst_time": times[k]})
+
+        count(self.vm_pu, "bus", "undervoltage", "pu", lim.vm_min_pu, True)
+        count(self.vm_pu, "bus", "overvoltage", "pu", lim.vm_max_pu, False)
+        for frame, kind in ((self.line_loading_percent, "line"),
+                            (self.trafo_loading_percent, "trafo"),
+                            (self.trafo3w_loading_percent, "trafo3w")):
+            count(frame, kind, "overloading", "%", lim.loading_max_percent, False)
+        failed = ~self.converged.to_numpy(dtype=bool)
+        if failed.any():
+            rows.append({"element": "power flow", "kind": "network", "quantity": "not converged",
+                         "limit": np.nan, "unit": "", "steps": int(failed.sum()),
+                         "hours": float(failed.sum()) * step_h, "worst": np.nan,
+                         "worst_time": times[int(np.flatnonzero(failed)[0])]})
+        columns = ["element", "kind", "quantity", "limit", "unit", "steps", "hours", "worst",
+                   "worst_time"]
+        if not rows:
+            return pd.DataFrame({
+                **{c: pd.Series([], dtype=object) for c in ("element", "kind", "quantity")},
+                "limit": pd.Series([], dtype=float), "unit": pd.Series([], dtype=object),
+                "steps": pd.Series([], dtype=int), "hours": pd.Series([], dtype=float),
+                "worst": pd.Series([], dtype=float),
+                "worst_time": pd.Series([], dtype=times.dtype)})
+        out = pd.DataFrame(rows, columns=columns)
+        return out.sort_values("hours", ascending=False, kind="stable").reset_index(drop=True)
+
+
+def _step_hours(index: pd.DatetimeIndex) -> float:
+    """The duration of one step of ``index`` [h]: its ``freq``, else its (regular) spacing."""
+    if index.freq is not None:
+        return pd.Timedelta(index.freq).total_seconds() / 3600.0
+    if len(index) > 1:
+        return float(np.median(np.diff(index.asi8))) / 3.6e12
+    return float("nan")
+
 
 def _background_scale(background: pd.Series | None, index: pd.DatetimeIndex) -> np.ndarray:
     if background is None:
@@ -295,7 +390,7 @@ def timeseries(
     >>> bool(res.converged.all())
     True
     """
-    series = facility_mw(load_mw)
+    series = facility_mw(load_mw, net=net)
     check_bus(net, bus)
     pf = check_power_factor(power_factor)
     if engine not in ENGINES:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from aiload._checks import check_number
+from aiload._checks import check_number, warn_unit_slip
 from aiload.errors import InputError, InputWarning
 from aiload.timeseries import validate_power_series
 from microgrid.costsets import pv_kwp_per_ha as pv_kwp_per_ha_default
@@ -186,6 +186,18 @@ def prepare_inputs(
             f"size: max_dump_load_kw must be a number >= 0 [kW] (0: no dump load, inf: no "
             f"cap), got {max_dump_load_kw!r}."
         )
+    peak_text = "the load's peak (load_kw.max())"
+    for name, value, unit in (
+        ("import_limit_kw", import_limit_kw, "kW"),
+        ("export_limit_kw", export_limit_kw, "kW"),
+        ("max_pv_kwp", max_pv_kwp, "kW"),
+        ("generator.max_power_kw", generator.max_power_kw, "kW"),
+        ("battery.max_power_kw", battery.max_power_kw, "kW"),
+    ):
+        # one rule everywhere (aiload._checks.warn_unit_slip): a limit ~1,000x below the
+        # load is most likely MW typed as kW (issue 26: import_limit_kw=60 for a 100 MW campus)
+        warn_unit_slip(value, f"size: {name}", reference=peak_kw, reference_what=peak_text,
+                       unit=unit, too_large=False, stacklevel=4)
     max_pv_kwp = _land_limit_kwp(max_pv_kwp, pv_area_ha, pv_kwp_per_ha)
     if not isinstance(generator_name, str) or not generator_name.strip():
         raise InputError(f"size: generator_name must be a non-empty label, got {generator_name!r}.")

@@ -457,6 +457,29 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
     if power_limit_kw is not None:
         from aiload.facility.flexout import controlled  # noqa: PLC0415
 
+        _warn_limit_units(power_limit_kw, float(frames[0]["facility_kw"].max()))
+
         return controlled(spec, start, freq_s, n_bins, frames[0], first,
                           _jobs_frame(start, first), meta, scaling, power_limit_kw, t_wall)
     return FacilityLoad(frames[0], _jobs_frame(start, first), meta, bands, scaling)
+
+
+def _warn_limit_units(limit: Any, open_loop_peak_kw: float) -> None:
+    """The unit-slip rule (:func:`aiload._checks.warn_unit_slip`) on a power limit: a limit
+    ~1,000x below the facility's own open-loop peak was most likely given in MW (issue 26:
+    ``power_limit_kw=0.63`` for an 840 kW facility)."""
+    from aiload._checks import warn_unit_slip  # noqa: PLC0415
+
+    if isinstance(limit, pd.Series):
+        values = pd.to_numeric(limit, errors="coerce").to_numpy(dtype=float)
+        values = values[np.isfinite(values) & (values > 0)]
+        if not values.size:
+            return
+        value, what = float(values.min()), "facility(power_limit_kw=<Series>), its lowest limit"
+    elif callable(limit):
+        return
+    else:
+        value, what = limit, "facility(power_limit_kw=)"
+    warn_unit_slip(value, what, reference=open_loop_peak_kw,
+                   reference_what="the facility's open-loop peak", unit="kW",
+                   too_large=False, stacklevel=4)
