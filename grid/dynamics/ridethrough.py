@@ -165,11 +165,12 @@ class RuleState:
             elif self._healthy_since is None:
                 self._healthy_since = t_s
             if (self._healthy_since is not None
-                    and t_s - self._healthy_since >= rule.return_delay_s):
+                    and t_s - self._healthy_since >= rule.return_delay_s - 1e-9):
                 self._return_at = t_s
                 self.log.append((t_s, "return"))
         if self._return_at is not None:
-            frac = 1.0 if rule.ramp_s == 0 else min(1.0, (t_s - self._return_at) / rule.ramp_s)
+            frac = 1.0 if rule.ramp_s == 0 else (t_s - self._return_at) / rule.ramp_s
+            frac = 1.0 if frac >= 1.0 - 1e-9 else frac
             self.online = 1.0 - rule.share * (1.0 - frac)
             if frac >= 1.0:
                 self.log.append((t_s, "restored"))
