@@ -2,8 +2,8 @@
 
 Each is a frozen dataclass with its time ``t_s`` [s]. A :class:`BusFault` becomes ANDES's own
 ``Fault`` device (and a ``Toggle`` when it is cleared by tripping a line); a
-:class:`FacilityTrip` and a :class:`LoadStep` act on the facility's power before the step that
-solves time ``t_s`` (the first integration step at or after it).
+:class:`FacilityTrip` and a :class:`LoadStep` act on the facility's power from the first solved
+step after ``t_s`` (ANDES steps to ``t_s`` and 1e-4 s after it, as for its own events).
 """
 
 from __future__ import annotations

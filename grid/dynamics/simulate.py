@@ -167,6 +167,12 @@ def simulate(case: str | Case, facility_bus: Any = None, load_kw: float | pd.Ser
             if e.trip_line is not None:
                 adds.append(("Toggle", {"idx": f"AIL_T_{k}", "model": "Line",
                                         "dev": e.trip_line, "t": tc}))
+        else:
+            # a no-op Alter makes ANDES step exactly to the event time (and 1e-4 s after it),
+            # as it does for its own Toggle; the hook then acts on the steps after t_s
+            fi = 0 if e.facility is None else e.facility
+            adds.append(("Alter", {"idx": f"AIL_A_{k}", "model": "ZIP", "dev": f"AIL_ZIP_{fi}",
+                                   "src": "kpp", "t": e.t_s, "method": "+", "amount": 0.0}))
     overrides = _dispatch_overrides(c, sum(p0_mw), dispatch)
     ss = c.system(tuple(adds), overrides=overrides, keep_events=keep_events)
 
@@ -213,10 +219,11 @@ def simulate(case: str | Case, facility_bus: Any = None, load_kw: float | pd.Ser
         online = np.empty(n)
         for i, fac in enumerate(facs):
             ts_, ps_ = schedules[i]
-            j = int(np.searchsorted(ts_, t + 1e-9, side="right")) - 1
+            # the step ending at t integrates the interval it spans: the one holding t - ε
+            j = int(np.searchsorted(ts_, t - 1e-9, side="right")) - 1
             p = float(ps_[max(j, 0)])
             for (te, dp, fi) in steps:
-                if (fi is None or fi == i) and t >= te - 1e-9:
+                if (fi is None or fi == i) and t > te + 1e-9:
                     p += dp
             p = max(p, 0.0)
             before = states[i].log[-1] if states[i].log else None
@@ -224,7 +231,7 @@ def simulate(case: str | Case, facility_bus: Any = None, load_kw: float | pd.Ser
             if states[i].log and states[i].log[-1] is not before:
                 log.append((states[i].log[-1][0], fac.name, states[i].log[-1][1]))
             for (te, share, fi) in trips:
-                if (fi is None or fi == i) and t >= te - 1e-9:
+                if (fi is None or fi == i) and t > te + 1e-9:
                     on = on * (1.0 - share)
             sched[i], online[i] = p, on
             vv = max(float(v[i]), fac.v_brk_pu)

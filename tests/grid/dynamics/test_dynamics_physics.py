@@ -43,7 +43,7 @@ def test_settling_frequency_equals_the_droop_estimate():
     assert r.frequency_zenith_hz() >= r.settling_frequency_hz()
     # the facility drew its power until the trip, nothing after it
     p = r.facility_mw.iloc[:, 0]
-    before = p.index < 0.5 - 1e-6  # the step at 15 × (1/30) s ends at 0.5 s up to rounding
+    before = p.index <= 0.5 + 1e-9  # the trip acts on the steps after t_s
     assert p[before].to_numpy() == pytest.approx(dp_mw, rel=1e-6)
     assert np.all(np.abs(p[~before].to_numpy()) < 1e-9)
 
@@ -123,7 +123,9 @@ def test_load_step_and_series_drive_the_facility():
     sched = r.scheduled_mw.iloc[:, 0]
     # the schedule is the series held over its 0.1 s intervals, plus the step from 1 s
     t_s = sched.index.to_numpy()
-    expected = 20.0 + 5.0 * (np.floor(t_s / 0.1 + 1e-9).astype(int) % 2) + 5.0 * (t_s >= 1.0 - 1e-9)
+    # (the step ending at t integrates the interval holding t - ε)
+    interval = np.maximum(np.ceil(t_s / 0.1 - 1e-6).astype(int) - 1, 0)
+    expected = 20.0 + 5.0 * (interval % 2) + 5.0 * (t_s > 1.0 + 1e-9)
     assert sched.to_numpy() == pytest.approx(expected)
     # constant power with a one-step lag: within 2 % of the schedule, and the
     # frequency swings (the oscillation reaches the machines)
