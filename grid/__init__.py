@@ -16,6 +16,7 @@
 - :mod:`grid.topology` — is the facility bus supplied, and what cuts it off;
 - :mod:`grid.qlims` — generator reactive-power limits (PV -> PQ switching);
 - :mod:`grid.networks` — standard networks by name, user networks from files;
+- :mod:`grid.dynamics` — dynamic studies in ANDES (trips, faults, ride-through, RoCoF);
 - :mod:`grid.plots` — voltage envelopes, loading duration curves, hosting capacity, N-1.
 
 Units are pandapower's: MW, MVAr, pu, % loading. A kW facility series is converted to MW
@@ -29,6 +30,7 @@ from typing import Any
 
 __all__ = [
     "networks",
+    "dynamics",
     "timeseries",
     "GridResult",
     "Limits",
@@ -53,6 +55,7 @@ __all__ = [
 # pandapower takes seconds to import: load it on first use, so ``import grid`` stays light
 _LAZY = {
     "networks": ("grid.networks", None),
+    "dynamics": ("grid.dynamics", None),
     "timeseries": ("grid.powerflow", "timeseries"),
     "GridResult": ("grid.powerflow", "GridResult"),
     "Limits": ("grid.limits", "Limits"),

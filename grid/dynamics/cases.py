@@ -36,8 +36,9 @@ TIMED_EVENT_MODELS = ("Toggle", "Fault", "Alter")
 
 
 @contextlib.contextmanager
-def quiet_andes(level: int = logging.ERROR) -> Iterator[None]:
-    """ANDES logs each stage of a run at INFO/WARNING; keep only errors while aiload drives it."""
+def quiet_andes(level: int = logging.CRITICAL) -> Iterator[None]:
+    """ANDES logs each stage of a run; aiload turns its failures into exceptions and results
+    (``DynamicResult.message``), so its log is silenced while aiload drives it."""
     logger = logging.getLogger("andes")
     old = logger.level
     logger.setLevel(level)

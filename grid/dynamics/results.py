@@ -86,7 +86,7 @@ def oscillation_band(t_s: np.ndarray, x: np.ndarray, band_hz: tuple[float, float
     The band-passed signal (4th-order Butterworth, forward-backward) of the machine with the
     largest amplitude gives the dominant frequency (FFT peak within the band) and the decay
     rate σ (least-squares slope of the log of its Hilbert envelope): damping ratio
-    ``ζ = -σ / sqrt(σ² + ω²)``. ``NaN`` where the record is shorter than two periods of the
+    ``ζ = -σ / sqrt(σ² + ω²)``. ``NaN`` where the record is shorter than 1.5 periods of the
     band's lower edge or holds no oscillation.
     """
     from scipy.signal import butter, hilbert, sosfiltfilt
@@ -96,7 +96,7 @@ def oscillation_band(t_s: np.ndarray, x: np.ndarray, band_hz: tuple[float, float
     tu, xu = _uniform(t_s, x if x.ndim == 2 else x[:, None], dt)
     fs = 1.0 / dt
     out = {"amplitude": 0.0, "frequency_hz": math.nan, "damping_ratio": math.nan}
-    if hi >= fs / 2 or (tu[-1] - t_from_s) < 2.0 / lo or len(tu) < 30:
+    if hi >= fs / 2 or (tu[-1] - t_from_s) < 1.5 / lo or len(tu) < 30:
         out["amplitude"] = math.nan
         return out
     sos = butter(4, [lo, hi], btype="band", fs=fs, output="sos")

@@ -8,6 +8,8 @@ last solved step. One ANDES run, no restarts: the hook is the only overhead.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import math
 from typing import Any, Iterable, Sequence
 
@@ -252,8 +254,16 @@ def simulate(case: str | Case, facility_bus: Any = None, load_kw: float | pd.Ser
         rec_online.append(online)
 
     tds.callpert = hook
-    with quiet_andes():
+    printed = io.StringIO()
+    with quiet_andes(), contextlib.redirect_stdout(printed):  # ANDES prints its init report
         ok = bool(tds.run(no_summary=True))
+    if not tds.initialized or tds.test_ok is False:
+        raise ValueError(
+            f"ANDES could not initialise the dynamic models of {c.name!r} at this operating "
+            f"point ({sum(p0_mw):.1f} MW of facility load at bus(es) "
+            f"{[f.bus for f in facs]}, dispatch={dispatch!r}): a governor, exciter or load "
+            f"limit is violated in the initial state; try a smaller load or another "
+            f"dispatch (ANDES's own diagnosis: andes -v 10 run CASE -r tds --init)")
     message = "" if ok else (tds.err_msg or f"stopped at t={float(ss.dae.t):.3f} s")
     ts = ss.dae.ts
     t = np.asarray(ts.t, dtype=float)
