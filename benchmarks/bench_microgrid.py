@@ -172,9 +172,9 @@ def _measure(label: str, problem: dict, target_s: float, *, exact: bool = True,
         _say(f"size(exact): {time.process_time() - c0:.1f} s of CPU")
         _say(f"{label}: size(exact) {exact_s:.1f} s (build {ref.build_time_s:.2f} s, HiGHS "
              f"{ref.solve_time_s:.1f} s), {ref.total_annual_cost_usd:,.2f} USD/yr")
-        rows.append(_row(f"{label}: size() end to end, exact LP ({method})", exact_s, "s",
-                         f"linopy pu, {method}", lin_s, f"<= {target_s:g} s",
-                         exact_s <= target_s))
+        # the exact LP is the reference the methods are judged against, not judged itself
+        rows.append(_row(f"{label}: size() end to end, exact LP ({method}; reference)",
+                         exact_s, "s", f"linopy pu, {method}", lin_s, "(reference)", None))
         if lin_obj is not None:
             diff = abs(ref.total_annual_cost_usd - lin_obj) / abs(lin_obj)
             rows.append(_row(f"{label}: objective |exact - linopy| / linopy", diff, "-",
