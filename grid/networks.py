@@ -13,6 +13,8 @@ file.
 
 from __future__ import annotations
 
+import importlib
+
 import difflib
 import json
 from collections.abc import Callable, Iterator
@@ -132,6 +134,32 @@ def _allowed(module: Any) -> bool:
     )
 
 
+#: ``_class`` values that name no class but make pandapower look up a callable by name
+#: (``_object``) in the module: refused whatever the module
+_CALLABLE_CLASSES = ("function", "method", "builtin_function_or_method")
+
+
+def _class_problem(module: str, cls: Any) -> str | None:
+    """Why ``(module, cls)`` is not a class a network file may hold, or None.
+
+    Our own check, not pandapower's (its guard differs between releases): ``cls`` must be a
+    plain public name, not one that makes the decoder fetch a callable, and must name a
+    class (a ``type``) of that module.
+    """
+    if not isinstance(cls, str) or not cls.isidentifier() or cls.startswith("_"):
+        return f"the class name {cls!r} is not a plain public name"
+    if cls in _CALLABLE_CLASSES:
+        return (f"{cls!r} makes pandapower fetch a callable by name from {module!r}, which a "
+                "network never needs")
+    try:
+        found = getattr(importlib.import_module(module), cls, None)
+    except Exception:  # noqa: BLE001 - an unimportable module: not a class we know
+        found = None
+    if not isinstance(found, type):
+        return f"{module}.{cls} is not a class"
+    return None
+
+
 def _from_json(path: Path) -> pp.pandapowerNet:
     """A pandapower JSON file, after checking it names only :data:`ALLOWED_MODULES`' objects."""
     try:
@@ -149,6 +177,14 @@ def _from_json(path: Path) -> pp.pandapowerNet:
                 "a network file may only hold objects of " + ", ".join(ALLOWED_MODULES) + ". "
                 "It was not loaded (pandapower would have imported that module). Re-save the "
                 "network with pandapower.to_json from a trusted source."
+            )
+        problem = _class_problem(module, cls)
+        if problem:
+            raise InputError(
+                f"network file {str(path)!r} names the object {cls!r} of module {module!r}: "
+                f"{problem}. It was not loaded. A network file holds pandapower's, pandas' "
+                "and numpy's classes only; re-save the network with pandapower.to_json from a "
+                "trusted source."
             )
     try:
         net = pp.from_json_string(text, convert=True)

@@ -124,3 +124,39 @@ def test_files_that_are_not_networks(tmp_path, text, message):
     path.write_text(text)
     with pytest.raises(InputError, match=message):
         networks.load(path)
+
+
+@pytest.mark.parametrize("module,cls,why", [
+    # an allowed module, but the decoder would fetch a callable by name from it
+    ("pandapower.toolbox", "function", "fetch a callable"),
+    ("pandapower", "function", "fetch a callable"),
+    # an allowed module, a name that is no class of it
+    ("pandapower", "runpp", "is not a class"),
+    ("pandas", "read_pickle", "is not a class"),
+    ("numpy", "__builtins__", "not a plain public name"),
+    ("pandapower.auxiliary", "os.system", "not a plain public name"),
+])
+def test_the_class_is_checked_too(tmp_path, module, cls, why):
+    # issue 26: the check read only `_module`; `_class` decides what pandapower fetches
+    document = json.loads(pp.to_json(pn.case33bw()))
+    document["_object"]["x"] = {"_module": module, "_class": cls, "_object": "id"}
+    path = tmp_path / "n.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputError, match=why):
+        networks.load(path)
+
+
+def test_every_class_a_real_network_file_names_passes(tmp_path):
+    # the classes pandapower itself writes (net, DataFrames, a controller) are classes of
+    # their modules: the check lets each through
+    import pandapower.control as control
+
+    net = pn.create_cigre_network_mv(with_der="pv_wind")
+    control.ConstControl(net, element="load", variable="p_mw", element_index=[0],
+                         profile_name=["x"], data_source=None)
+    path = tmp_path / "n.json"
+    pp.to_json(net, str(path))
+    document = json.loads(path.read_text())
+    pairs = set(networks._objects(document))
+    assert pairs and all(networks._class_problem(m, c) is None for m, c in pairs), pairs
+    assert len(networks.load(path).controller) == 1
