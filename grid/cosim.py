@@ -299,6 +299,7 @@ def cosimulate(
     branches: list[str] | None = None,
     enforce_q_lims: bool | None = None,
     open_loop: bool = True,
+    progress: bool = False,
     **facility_overrides,
 ) -> Cosimulation:
     """Run the facility and the network together, the controller closing the loop.
@@ -336,6 +337,8 @@ def cosimulate(
         Generator Q limits, as in :func:`grid.timeseries`.
     open_loop : bool
         Also run :func:`grid.timeseries` on the open-loop facility power.
+    progress : bool
+        Show the facility run's progress bar (the loop runs inside it); default off.
     **facility_overrides
         Preset parameters or FacilitySpec fields (e.g. ``utilization=0.8``,
         ``flexibility=FlexibilitySpec(...)``).
@@ -438,7 +441,8 @@ def cosimulate(
 
     t0 = _time.perf_counter()
     load = _facility_call(spec_or_preset, start=start, end=end, freq=freq, seed=seed,
-                          period_s=period_s, limit=limit, overrides=facility_overrides)
+                          period_s=period_s, limit=limit, overrides=facility_overrides,
+                          progress=progress)
     wall = _time.perf_counter() - t0
     power = load.power
     if not power.index.equals(index):
@@ -480,13 +484,28 @@ def _violation_steps(result: GridResult) -> int:
     return int(table["time"].nunique()) if len(table) else 0
 
 
-def _facility_call(spec_or_preset, *, start, end, freq, seed, period_s, limit, overrides):
+#: aiload.facility keywords the loop sets itself: a facility override may not set them
+_LOOP_OWNS = {
+    "power_limit_kw": "the controller sets the limit; give controller= (a callable for your own)",
+    "replicates": "the loop runs one replicate; call cosimulate once per seed",
+    "stream_to": "the loop keeps its run in memory",
+}
+
+
+def _facility_call(spec_or_preset, *, start, end, freq, seed, period_s, limit, overrides,
+                   progress=False):
     """``aiload.facility`` with the loop's limit (and the control period, when given)."""
     import dataclasses
 
     import aiload
     from aiload.facility.presets import resolve_spec
 
+    clash = sorted(set(overrides) & set(_LOOP_OWNS))
+    if clash:
+        raise InputError(
+            "cosimulate: " + "; ".join(f"{k}= cannot be set here ({_LOOP_OWNS[k]})" for k in clash)
+            + ". The other keywords are passed to aiload.facility as preset parameters or "
+            "FacilitySpec fields.")
     overrides = dict(overrides)
     if period_s is not None:
         flex = overrides.get("flexibility")
@@ -494,4 +513,4 @@ def _facility_call(spec_or_preset, *, start, end, freq, seed, period_s, limit, o
             flex = resolve_spec(spec_or_preset, {k: v for k, v in overrides.items()}).flexibility
         overrides["flexibility"] = dataclasses.replace(flex, control_period_s=period_s)
     return aiload.facility(spec_or_preset, start=start, end=end, freq=freq, seed=seed,
-                           progress=False, power_limit_kw=limit, **overrides)
+                           progress=bool(progress), power_limit_kw=limit, **overrides)

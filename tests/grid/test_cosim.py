@@ -35,7 +35,9 @@ class FakeFacility:
         self.period_s = period_s
         self.calls: list[tuple] = []
 
-    def __call__(self, spec_or_preset, *, start, end, freq, seed, period_s, limit, overrides):
+    def __call__(self, spec_or_preset, *, start, end, freq, seed, period_s, limit, overrides,
+                 progress=False):
+        self.progress = progress
         demand = self.demand.to_numpy(dtype=float)
         step_s = pd.Timedelta(freq).total_seconds()
         per = int((period_s or self.period_s) // step_s)
@@ -234,3 +236,23 @@ def test_naive_start_is_refused(monkeypatch):
                                          "'2025-01-01'"):
         grid.cosimulate(grid.networks.load("cigre_mv"), "colocation-10mw", bus=5,
                         start="2025-01-01", end="1D")
+
+
+@pytest.mark.parametrize("progress", [False, True])
+def test_progress_is_a_keyword_of_the_loop(monkeypatch, progress):
+    # issue 26: cosimulate(..., progress=False) went to aiload.facility beside its own
+    # progress=False: a raw TypeError ("got multiple values for keyword argument")
+    index = pd.date_range("2025-01-06", periods=6, freq="10min", tz="UTC")
+    fake = FakeFacility(pd.Series(5000.0, index, name="facility_kw"), 600.0)
+    monkeypatch.setattr(cosim, "_facility_call", fake)
+    grid.cosimulate(grid.networks.load("cigre_mv"), "stand-in", bus=14, start=index[0],
+                    end="1h", freq="10min", open_loop=False, progress=progress)
+    assert fake.progress is progress
+
+
+@pytest.mark.parametrize("key", ["power_limit_kw", "replicates", "stream_to"])
+def test_keywords_the_loop_sets_itself_are_refused(key):
+    with pytest.raises(InputError, match=rf"cosimulate: {key}= cannot be set here"):
+        cosim._facility_call("colocation-10mw", start=pd.Timestamp("2025-01-06", tz="UTC"),
+                             end="1h", freq="10min", seed=0, period_s=None, limit=None,
+                             overrides={key: 1})
