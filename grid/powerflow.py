@@ -159,8 +159,9 @@ class GridResult:
         >>> net = grid.networks.load("cigre_mv")
         >>> idx = pd.date_range("2024-01-01", periods=3, freq="h", tz="UTC")
         >>> res = grid.timeseries(net, pd.Series([1.0, 2.0, 1.5], idx), bus=5)
-        >>> len(res.violation_summary())
-        0
+        >>> row = res.violation_summary().query("element == 'trafo 0'").iloc[0]
+        >>> row.quantity, int(row.steps), float(row.hours)
+        ('overloading', 3, 3.0)
         """
         lim = limits if limits is not None else self.limits
         if not isinstance(lim, Limits):

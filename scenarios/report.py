@@ -185,7 +185,10 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
             if study == "load_mw":
                 continue
             parts.append(f"<h3>{_esc(study.replace('_', ' '))}</h3>")
-            scalars = summary.get("grid", {}).get(study, {})
+            scalars = {k: v for k, v in summary.get("grid", {}).get(study, {}).items()
+                       if not k.endswith("violations")}
+            for label, run in report_parts.grid_runs(result).items():
+                parts.append(report_parts.violations_html(run, tz, label=label))
             if scalars:
                 parts.append(_kv(scalars))
             for name, frame in figures.grid_tables(result, tz=tz,

@@ -17,7 +17,8 @@ import pandas as pd
 from scenarios.formatting import number, quantity, split_unit
 
 __all__ = ["esc", "table", "cell", "quantities", "unavailable_note", "inference_note",
-           "microgrid_section", "profile_sources", "cost_table", "microgrid_cost_figures"]
+           "microgrid_section", "profile_sources", "cost_table", "microgrid_cost_figures",
+           "grid_runs", "violation_record", "violations_html", "zone_name"]
 
 
 def esc(value: Any) -> str:
@@ -211,3 +212,106 @@ def profile_sources(meta: dict) -> str:
         rows.append({"workload": workload, "nodes": nodes, "profile": name, "series": kind,
                      "source": source})
     return "<h3>Job profiles used</h3>" + table(pd.DataFrame(rows), max_rows=200)
+
+
+# ------------------------------------------------------------------------------ violations
+
+
+def zone_name(tz: Any) -> str:
+    """The name of a time zone as a reader knows it (``America/Chicago``, ``UTC-05:00``)."""
+    return "UTC" if tz is None else str(tz)
+
+
+def grid_runs(result: Any) -> dict[str, Any]:
+    """The time-series power flows in a grid study's result, by label: ``""`` for the study's
+    own (a ``GridResult``, or a result's ``grid`` field), ``"open loop"`` etc. for the others."""
+    import dataclasses  # noqa: PLC0415
+
+    if hasattr(result, "violation_summary"):
+        return {"": result}
+    if not dataclasses.is_dataclass(result):
+        return {}
+    runs = {}
+    for f in dataclasses.fields(result):
+        value = getattr(result, f.name)
+        if hasattr(value, "violation_summary"):
+            runs["" if f.name == "grid" else f.name.replace("_", " ")] = value
+    return runs
+
+
+def _hours_any(run: Any) -> float:
+    """Hours [h] with at least one violation (or no power-flow solution) anywhere."""
+    lim = run.limits
+    bad = ~run.converged.to_numpy(dtype=bool)
+    with np.errstate(invalid="ignore"):
+        vm = run.vm_pu.to_numpy(dtype=np.float64)
+        if vm.size:
+            bad |= ((vm < lim.vm_min_pu) | (vm > lim.vm_max_pu)).any(axis=1)
+        for frame in (run.line_loading_percent, run.trafo_loading_percent,
+                      run.trafo3w_loading_percent):
+            if frame.shape[1]:
+                bad |= (frame.to_numpy(dtype=np.float64) > lim.loading_max_percent).any(axis=1)
+    return float(bad.sum()) * _step_h(run)
+
+
+def violation_record(run: Any, tz: Any = None) -> dict[str, Any]:
+    """What ``summary.json`` says of a power flow's violations: the limits, how many elements
+    left them, the hours with any violation and one record per element
+    (``GridResult.violation_summary``, worst times on the site's clock)."""
+    table = run.violation_summary(tz=tz)
+    lim = run.limits
+    return {
+        "limits": {"vm_min_pu": lim.vm_min_pu, "vm_max_pu": lim.vm_max_pu,
+                   "loading_max_percent": lim.loading_max_percent},
+        "time_zone": zone_name(tz),
+        "elements": int(table.loc[table["kind"] != "network", "element"].nunique()),
+        "hours_with_any": _hours_any(run),
+        "steps": int(len(run.vm_pu)),
+        "by_element": table.to_dict(orient="records"),
+    }
+
+
+_QUANTITY = {"undervoltage": "below", "overvoltage": "above", "overloading": "above",
+             "not converged": "no power-flow solution"}
+
+
+def violations_html(run: Any, tz: Any = None, rows: int = 30, label: str = "") -> str:
+    """The violations of a power flow, per bus and branch, as a paragraph and a table:
+    hours outside the limits, the worst value and when (on the site's clock)."""
+    lim = run.limits
+    found = run.violation_summary(tz=tz)
+    band = (f"voltage {lim.vm_min_pu:g}–{lim.vm_max_pu:g} pu, loading at most "
+            f"{lim.loading_max_percent:g} %")
+    what = f"Violations{f' ({esc(label)})' if label else ''}"
+    if found.empty:
+        return (f"<p><b>{what}: none.</b> Every bus and branch stayed within the limits "
+                f"({esc(band)}) at every one of the {len(run.vm_pu):,} steps.</p>")
+    hours = _hours_any(run)
+    elements = found.loc[found["kind"] != "network", "element"].nunique()
+    text = (f"<p><b>{what}: {elements:,} element{'s' if elements != 1 else ''} outside the "
+            f"limits ({esc(band)}), {number(hours)} h with at least one violation</b> of "
+            f"{number(len(run.vm_pu) * _step_h(run))} h studied.")
+    shown = found.head(rows)
+    if len(found) > rows:
+        text += f" The {rows} longest of {len(found)} are shown; all are in summary.json."
+    zone = zone_name(tz if tz is not None else run.vm_pu.index.tz)
+    frame = pd.DataFrame({
+        "element": shown["element"],
+        "violation": [q if q == "not converged" else
+                      f"{q} ({_QUANTITY[q]} {number(v)} {u})"
+                      for q, v, u in zip(shown["quantity"], shown["limit"], shown["unit"])],
+        "hours [h]": shown["hours"].astype(float),
+        "steps": shown["steps"].astype(int),
+        "worst": [("n/a" if not np.isfinite(w) else f"{number(w)} {u}")
+                  for w, u in zip(shown["worst"], shown["unit"])],
+        f"worst at ({zone})": pd.DatetimeIndex(shown["worst_time"]).strftime("%Y-%m-%d %H:%M"),
+    })
+    return text + "</p>" + table(frame, max_rows=rows)
+
+
+def _step_h(run: Any) -> float:
+    index = run.vm_pu.index
+    if index.freq is not None:
+        return pd.Timedelta(index.freq).total_seconds() / 3600.0
+    return float(np.median(np.diff(index.asi8))) / 3.6e12 if len(index) > 1 else 0.0
+

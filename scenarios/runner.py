@@ -26,7 +26,7 @@ import aiload
 from aiload.metrics import summary as metrics_summary
 from aiload.outputs import OutputDir, unmarked_output
 from aiload.timeseries import energy_kwh
-from scenarios import report, studies
+from scenarios import figures, report, report_parts, studies
 from scenarios.jsonsafe import jsonable
 from scenarios.loader import load_scenario, resolve_source
 from scenarios.schema import Scenario
@@ -140,6 +140,14 @@ def _facility_summary(load: Any) -> dict[str, Any]:
     return {"metrics": table.to_dict(orient="records"), "table": table}
 
 
+def _violations_of(result: Any, tz: Any) -> dict[str, Any]:
+    """``violations`` (and ``open_loop_violations``, ...) of a grid study's power flows:
+    hours outside the limits per bus and branch, worst value and when (site time)."""
+    return {("violations" if label == "" else f"{label.replace(' ', '_')}_violations"):
+            report_parts.violation_record(run, tz)
+            for label, run in report_parts.grid_runs(result).items()}
+
+
 def run_scenario(
     source: str | Path | Scenario,
     out_dir: str | Path,
@@ -238,8 +246,10 @@ def run_scenario(
         },
         "skipped": skipped,
     }
+    tz = figures.site_timezone(scenario.site)
     if grid_results is not None:
-        summary["grid"] = {k: scalars_of(v) for k, v in grid_results.items() if k != "load_mw"}
+        summary["grid"] = {k: {**scalars_of(v), **_violations_of(v, tz)}
+                           for k, v in grid_results.items() if k != "load_mw"}
     if sizing is not None:
         summary["microgrid"] = scalars_of(sizing)
 
