@@ -37,7 +37,7 @@ def _values(values: list) -> str:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """``aiload run SCENARIO [-o DIR] [--set F=V]``."""
-    from scenarios.runner import run_scenario
+    from scenarios.runner import digest, run_scenario
 
     overrides = {}
     for key, values in _sets(args.set).items():
@@ -52,6 +52,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     result = run_scenario(args.scenario, out, overrides=overrides, progress=not args.quiet,
                           overwrite=args.overwrite, create_parents=args.output is None)
     print(f"{result.out_dir}: " + ", ".join(result.files))
+    for line in digest(result.summary):
+        print(f"  {line}")
     if result.skipped:
         for reason in result.skipped.values():
             print(reason, file=sys.stderr)

@@ -427,32 +427,37 @@ def load_scenario(
             f"scenario file {str(path)!r}: {count} problem{'s' if count > 1 else ''}:\n{details}"
         ) from None
     where = _Where(path, lines, overrides or {})
+    # the checks below need a validated scenario; each is made, and all problems are said
+    # at once, as pydantic's are
+    problems: list[tuple[tuple[str, ...], str]] = []
     weather = scenario.site.weather
     if weather is not None:
         weather_path = where.resolve(("site", "weather"), weather)
         if not weather_path.is_file():
-            raise ScenarioError(
-                f"{where.at(('site', 'weather'))}field 'site.weather' = {weather!r}: "
+            problems.append((("site", "weather"),
+                f"field 'site.weather' = {weather!r}: "
                 f"no such file ({weather_path}). Give a TMY3 CSV path (relative paths are "
                 "relative to the scenario file) or remove the key to use pvlib's bundled year."
-            )
-        site = scenario.site.model_copy(update={"weather": str(weather_path)})
-        scenario = scenario.model_copy(update={"site": site})
+            ))
+        else:
+            site = scenario.site.model_copy(update={"weather": str(weather_path)})
+            scenario = scenario.model_copy(update={"site": site})
     if scenario.grid is not None and Path(scenario.grid.network).suffix.lower() in _NETWORK_SUFFIXES:
         network = scenario.grid.network
         network_path = where.resolve(("grid", "network"), network)
         if not network_path.is_file():
-            raise ScenarioError(
-                f"{where.at(('grid', 'network'))}field 'grid.network' = {network!r}: no such "
+            problems.append((("grid", "network"),
+                f"field 'grid.network' = {network!r}: no such "
                 f"file ({network_path}). Give a pandapower JSON or MATPOWER file (relative paths "
                 "are relative to the scenario file) or a bundled network name."
-            )
-        grid = scenario.grid.model_copy(update={"network": str(network_path)})
-        scenario = scenario.model_copy(update={"grid": grid})
+            ))
+        else:
+            grid = scenario.grid.model_copy(update={"network": str(network_path)})
+            scenario = scenario.model_copy(update={"grid": grid})
     if scenario.microgrid is not None and scenario.microgrid.options:
         problem = options_problem(scenario.microgrid.options)
         if problem is not None:
-            raise ScenarioError(f"{where.at(problem[0])}{problem[1]}")
+            problems.append((tuple(problem[0]), problem[1]))
     if scenario.microgrid is not None and "highs_options" in scenario.microgrid.options:
         from microgrid.solve import check_highs_options  # noqa: PLC0415  (pyomo: only if needed)
 
@@ -460,9 +465,13 @@ def load_scenario(
             check_highs_options(scenario.microgrid.options["highs_options"],
                                 where="microgrid.options.highs_options")
         except InputError as exc:
-            raise ScenarioError(
-                f"{where.at(('microgrid', 'options', 'highs_options'))}{exc}"
-            ) from None
+            problems.append((("microgrid", "options", "highs_options"), str(exc)))
+    if len(problems) == 1:
+        raise ScenarioError(f"{where.at(problems[0][0])}{problems[0][1]}")
+    if problems:
+        raise ScenarioError(
+            f"scenario file {str(path)!r}: {len(problems)} problems:\n"
+            + "\n".join(f"  {where.at(field, header=False)}{text}" for field, text in problems))
     return scenario
 
 
@@ -486,12 +495,13 @@ class _Where:
         base = Path.cwd() if ".".join(field) in self.overrides else self.path.parent
         return (base / given).resolve()
 
-    def at(self, field: tuple[str, ...]) -> str:
-        """``scenario file 'x.toml':\n  line N: `` (the line left out when not known)."""
+    def at(self, field: tuple[str, ...], header: bool = True) -> str:
+        """``scenario file 'x.toml':\n  line N: `` (the line left out when not known;
+        ``header=False``: only ``line N: ``, for one of several problems)."""
         dotted = ".".join(field)
         for key in self.overrides:
             if dotted == key or dotted.startswith(key + "."):  # set whole or inside a table set
                 return f"--set {key}: "
         line = _line_of(field, self.lines)
         where = f"line {line}: " if line else ""
-        return f"scenario file {str(self.path)!r}:\n  {where}"
+        return f"scenario file {str(self.path)!r}:\n  {where}" if header else where

@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 
 import aiload
+from aiload.errors import InputError
 from aiload.metrics import summary as metrics_summary
 from aiload.outputs import OutputDir, unmarked_output
 from aiload.timeseries import energy_kwh
@@ -31,7 +32,7 @@ from scenarios.jsonsafe import jsonable
 from scenarios.loader import load_scenario, resolve_source
 from scenarios.schema import Scenario
 
-__all__ = ["RunResult", "run_scenario", "jsonable", "write_frame"]
+__all__ = ["RunResult", "run_scenario", "jsonable", "write_frame", "digest"]
 
 
 @dataclass(frozen=True)
@@ -140,6 +141,95 @@ def _facility_summary(load: Any) -> dict[str, Any]:
     return {"metrics": table.to_dict(orient="records"), "table": table}
 
 
+def _metric(summary: Mapping[str, Any], metric: str) -> float:
+    for row in summary.get("facility", {}).get("metrics", []):
+        if row.get("metric") == metric and not row.get("window") and row.get("value") is not None:
+            return float(row["value"])
+    return float("nan")
+
+
+def _power(kw: float) -> str:
+    """A facility power [kW] in MW from 1 MW up, else in kW."""
+    from scenarios.formatting import number  # noqa: PLC0415
+
+    return f"{number(kw / 1000)} MW" if abs(kw) >= 1000 else f"{number(kw)} kW"
+
+
+def _violation_line(name: str, record: Mapping[str, Any]) -> str:
+    from scenarios.formatting import number  # noqa: PLC0415
+
+    lim = record["limits"]
+    band = (f"{lim['vm_min_pu']:g}-{lim['vm_max_pu']:g} pu, <= "
+            f"{lim['loading_max_percent']:g} %")
+    if not record["elements"] and not record["by_element"]:
+        return f"{name}: no violations ({band}, {record['steps']:,} steps)"
+    worst = []
+    rows = record["by_element"]
+    for quantity, pick in (("undervoltage", min), ("overvoltage", max), ("overloading", max)):
+        found = [r for r in rows if r["quantity"] == quantity and r["worst"] is not None]
+        if found:
+            r = pick(found, key=lambda r: r["worst"])
+            worst.append(f"{quantity} {r['element']} {number(r['worst'])} {r['unit']} at "
+                         f"{str(r['worst_time'])[:16].replace('T', ' ')}")
+    failed = [r for r in rows if r["quantity"] == "not converged"]
+    if failed:
+        worst.append(f"no power-flow solution in {failed[0]['steps']:,} steps")
+    return (f"{name}: {record['elements']:,} elements outside the limits ({band}), "
+            f"{number(record['hours_with_any'])} h with a violation; worst: "
+            + "; ".join(worst) + f" ({record['time_zone']})")
+
+
+_STUDY_NAMES = {"timeseries": "time-series power flow",
+                "curtailment_cost": "curtailed facility (cross-check)"}
+_RUN_NAMES = {("cosimulate", ""): "closed-loop week",
+              ("cosimulate", "open loop"): "the same week without the loop"}
+_QUANTITY_NAMES = {"vm_pu": "voltage", "loading_percent": "loading",
+                   "converged": "power-flow convergence"}
+
+
+def digest(summary: Mapping[str, Any]) -> list[str]:
+    """The few lines ``aiload run`` ends with: peak and energy of the facility, hosting
+    capacity, violations per grid study, the sized microgrid and its cost (from
+    ``summary.json``)."""
+    from scenarios.formatting import number  # noqa: PLC0415
+
+    peak, mean = _metric(summary, "max_kw"), _metric(summary, "mean_kw")
+    energy = summary.get("facility", {}).get("energy_kwh")
+    lines = [f"facility: peak {_power(peak)}, mean {_power(mean)}"
+             + (f", energy {number(energy / 1000)} MWh" if energy is not None else "")]
+    for study, values in (summary.get("grid") or {}).items():
+        name = _STUDY_NAMES.get(study, study.replace("_", " "))
+        if study == "hosting_capacity" and values.get("p_mw") is not None:
+            lines.append(f"hosting capacity at bus {values.get('bus')}: "
+                         f"{number(values['p_mw'])} MW (binding: {values.get('element')} "
+                         f"{_QUANTITY_NAMES.get(values.get('quantity'), values.get('quantity'))}"
+                         "); facility peak "
+                         f"{number(peak / 1000)} MW")
+        if study == "flexible_interconnection" and values.get("firm_mw") is not None:
+            lines.append(f"flexible interconnection: firm {number(values['firm_mw'])} MW")
+        for key, record in values.items():
+            if key.endswith("violations") and isinstance(record, Mapping):
+                label = key[:-len("violations")].rstrip("_").replace("_", " ")
+                run = _RUN_NAMES.get((study, label), f"{name}{f' ({label})' if label else ''}")
+                lines.append(_violation_line(run, record))
+    mg = summary.get("microgrid")
+    if mg:
+        lines.append(
+            f"microgrid ({mg.get('status', '?')}): PV {number(mg.get('pv_kwp', 0.0))} kWp, "
+            f"battery {number(mg.get('battery_kwh', 0.0))} kWh / "
+            f"{number(mg.get('battery_kw', 0.0))} kW, generator "
+            f"{number(mg.get('generator_kw', 0.0))} kW; cost "
+            f"{number(mg.get('total_annual_cost_usd', float('nan')))} USD/yr, LCOE "
+            f"{number(mg.get('lcoe_usd_per_mwh', float('nan')))} USD/MWh")
+    for section, reason in (summary.get("skipped") or {}).items():
+        lines.append(f"{section}: skipped")
+    timings = summary.get("timings") or {}
+    if timings:
+        lines.append("time: " + ", ".join(f"{k.removesuffix('_s').replace('_', ' ')} "
+                                          f"{v:,.1f} s" for k, v in timings.items()))
+    return lines
+
+
 def _violations_of(result: Any, tz: Any) -> dict[str, Any]:
     """``violations`` (and ``open_loop_violations``, ...) of a grid study's power flows:
     hours outside the limits per bus and branch, worst value and when (site time)."""
@@ -197,19 +287,34 @@ def run_scenario(
 
     # build every configuration object before computing anything
     skipped: dict[str, str] = {}
-    studies.check_facility(scenario.facility)
-    studies.check_steps(scenario)
+    problems: list[InputError] = []  # every section is checked; all problems said at once
+
+    def check(step, *args):
+        try:
+            return step(*args)
+        except InputError as exc:
+            problems.append(exc)
+        return None
+
+    check(studies.check_facility, scenario.facility)
+    check(studies.check_steps, scenario)
     grid_plan = mg_plan = None
     if scenario.grid is not None:
         try:
-            grid_plan = studies.prepare_grid(scenario.grid)
+            grid_plan = check(studies.prepare_grid, scenario.grid)
         except studies.StageSkipped as exc:
             skipped["grid"] = str(exc)
     if scenario.microgrid is not None:
         try:
-            mg_plan = studies.prepare_microgrid(scenario.microgrid, scenario.site)
+            mg_plan = check(studies.prepare_microgrid, scenario.microgrid, scenario.site)
         except studies.StageSkipped as exc:
             skipped["microgrid"] = str(exc)
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise InputError(f"{len(problems)} problems in the scenario"
+                         + (f" {str(source_path)!r}" if source_path else "") + ":\n"
+                         + "\n".join("  " + str(p).replace("\n", "\n    ") for p in problems))
 
     timings: dict[str, float] = {}
     t0 = _stage("facility", progress)
@@ -270,12 +375,14 @@ def run_scenario(
             for name, table in tables_of(sizing).items():
                 write_frame(table, tmp / f"microgrid_{name}.parquet")
         summary["timings"] = timings
+        if scenario.outputs.report:
+            t0 = _stage("report", progress)
+            html = report.render(scenario, summary, load, fsum["table"], grid_results, sizing, pv)
+            (tmp / "report.html").write_text(html, encoding="utf-8")
+            timings["report_s"] = time.perf_counter() - t0
         (tmp / "summary.json").write_text(
             json.dumps(jsonable(summary), indent=2, allow_nan=False), encoding="utf-8"
         )
-        if scenario.outputs.report:
-            html = report.render(scenario, summary, load, fsum["table"], grid_results, sizing, pv)
-            (tmp / "report.html").write_text(html, encoding="utf-8")
         files = tuple(output.commit())
     if progress:
         print(f"aiload run: wrote {len(files)} files to {out_dir}", file=sys.stderr, flush=True)
