@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from aiload.errors import InputError
+from aiload.metrics.plots import date_axis
 from grid.hosting import HostingCapacity
 from grid.limits import Limits
 from grid.powerflow import GridResult
@@ -64,8 +65,16 @@ def _figure_axes(ax, figsize):
     return Figure(figsize=figsize, layout="constrained").add_subplot()
 
 
+def _on_clock(data, tz):
+    """``data`` on the wall clock of ``tz`` (default its own zone) without the zone, which
+    matplotlib would otherwise draw in UTC, and the axis label naming the zone."""
+    local = data if tz is None else data.tz_convert(tz)
+    zone = local.index.tz
+    return local.tz_localize(None), f"time ({zone if zone is not None else 'UTC'})"
+
+
 def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
-                     freq: str = "D", limits: Limits | None = None, ax=None):
+                     freq: str = "D", limits: Limits | None = None, ax=None, tz=None):
     """Daily (``freq``) min-max band of the voltage [pu] at chosen buses over time.
 
     Parameters
@@ -77,6 +86,9 @@ def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
         Width of each envelope window (pandas offset, e.g. ``"D"``, ``"W"``).
     limits : Limits, optional
         Voltage band drawn as dashed lines; default ``result.limits``.
+    tz : str or tzinfo, optional
+        The clock of the time axis and of the ``freq`` windows (the site's time zone, e.g.
+        ``"America/Chicago"``), named on the axis; default the result's own zone.
     """
     _need(result, GridResult, "result", "from grid.timeseries")
     limits = _limits(limits, result.limits)
@@ -91,8 +103,9 @@ def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
         raise InputError(f"freq: expected a pandas offset such as 'D' or 'W', got {freq!r}."
                          ) from None
     ax = _axes(ax)
+    xlabel = "time"
     for b in buses:
-        vm = result.vm_pu[b]
+        vm, xlabel = _on_clock(result.vm_pu[b], tz)
         lo, hi = vm.resample(freq).min(), vm.resample(freq).max()
         band = ax.fill_between(lo.index, lo.to_numpy(), hi.to_numpy(), alpha=0.35, step="post",
                                label=f"bus {b}" + (" (facility)" if b == result.bus else ""))
@@ -101,6 +114,8 @@ def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
     for v in (limits.vm_min_pu, limits.vm_max_pu):
         ax.axhline(v, color="crimson", ls="--", lw=1)
     ax.set_ylabel("voltage [pu]")
+    ax.set_xlabel(xlabel)
+    date_axis(ax)
     ax.set_title(f"Voltage envelope ({freq} min-max band, line = mean)")
     ax.legend(loc="best", fontsize=8)
     return ax
@@ -304,7 +319,7 @@ def plot_flexible_interconnection(result, *, ax=None):
     return ax
 
 
-def plot_cosimulation(result, *, ax=None):
+def plot_cosimulation(result, *, ax=None, tz=None):
     """Voltage at the facility bus with and without the closed loop [pu], and the floor.
 
     Parameters
@@ -312,6 +327,9 @@ def plot_cosimulation(result, *, ax=None):
     result : grid.cosim.Cosimulation
     ax : matplotlib.axes.Axes, optional
         Drawn on when given; else a new ``matplotlib.figure.Figure`` (no pyplot state).
+    tz : str or tzinfo, optional
+        The clock of the time axis (the site's time zone), named on the axis; default the
+        result's own zone.
 
     Returns
     -------
@@ -321,7 +339,7 @@ def plot_cosimulation(result, *, ax=None):
 
     _need(result, Cosimulation, "result", "from grid.cosimulate")
     ax = _figure_axes(ax, (9, 3.8))
-    vm = result.vm_pu
+    vm, xlabel = _on_clock(result.vm_pu, tz)
     if vm["open_loop"].notna().any():
         ax.plot(vm.index, vm["open_loop"], color="0.55", lw=0.7, drawstyle="steps-post",
                 label=f"open loop ({result.open_loop_violation_steps:,} steps with a violation)")
@@ -330,7 +348,9 @@ def plot_cosimulation(result, *, ax=None):
                   f"({result.violation_steps:,} steps with a violation)")
     ax.axhline(result.limits.vm_min_pu, color="#52606d", ls="--", lw=0.8,
                label=f"floor {result.limits.vm_min_pu:g} pu")
-    ax.set_ylabel(f"vm at bus {result.bus} [pu]")
+    ax.set_ylabel(f"voltage at bus {result.bus} [pu]")
+    ax.set_xlabel(xlabel)
+    date_axis(ax)
     ax.set_title(f"Voltage at the facility bus, control period "
                  f"{result.control_period_s / 60:g} min")
     ax.grid(alpha=0.3)

@@ -70,19 +70,28 @@ def _window(sizing: Sizing, start, days: float) -> pd.DataFrame:
     return out
 
 
+def _on_clock(d: pd.DataFrame, tz) -> tuple[pd.DatetimeIndex, str]:
+    """The window's labels as wall-clock times of ``tz`` (default: the dispatch's own zone)
+    and the axis label naming that zone; matplotlib would draw tz-aware times in UTC."""
+    index = d.index if tz is None else d.index.tz_convert(tz)
+    return index.tz_localize(None), f"time ({index.tz or 'UTC'})"
+
+
 def plot_dispatch_week(
-    sizing: Sizing, start: str | pd.Timestamp | None = None, *, days: float = 7.0
+    sizing: Sizing, start: str | pd.Timestamp | None = None, *, days: float = 7.0,
+    tz=None,
 ) -> Figure:
     """Stacked sources against the load over ``days`` from ``start`` [MW].
 
     Sources stack upwards; battery charge, export and curtailed PV are drawn below zero.
     Steps are drawn as steps (``post``): each value is the mean over the interval that starts
-    at its label.
+    at its label. ``tz`` (e.g. ``"America/Chicago"``): the clock of the time axis, named on
+    it; default the dispatch's own zone.
     """
     d = _window(sizing, start, days)
     fig = Figure(figsize=(9, 4.2))
     ax = fig.add_subplot()
-    t = d.index
+    t, xlabel = _on_clock(d, tz)
     # series below this [MW] are solver round-off and stay out of the legend
     tiny_mw = 1e-6 * max(float(d["load_kw"].max()) / 1000, 1e-9)
     base = np.zeros(len(d))
@@ -106,24 +115,27 @@ def plot_dispatch_week(
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
     ax.margins(x=0)
     date_axis(ax)
-    ax.set_xlabel(f"time ({getattr(d.index, 'tz', None) or 'UTC'})")
+    ax.set_xlabel(xlabel)
     fig.tight_layout()
     return fig
 
 
-def plot_soc(sizing: Sizing, start: str | pd.Timestamp | None = None, *, days: float = 7.0) -> Figure:
-    """Battery state of charge at each label over ``days`` from ``start`` [MWh]."""
+def plot_soc(sizing: Sizing, start: str | pd.Timestamp | None = None, *, days: float = 7.0,
+             tz=None) -> Figure:
+    """Battery state of charge at each label over ``days`` from ``start`` [MWh]; ``tz``: the
+    clock of the time axis (default the dispatch's own zone)."""
     d = _window(sizing, start, days)
     fig = Figure(figsize=(9, 2.8))
     ax = fig.add_subplot()
-    ax.plot(d.index, d["battery_soc_kwh"] / 1000, color="#3969ac", lw=1.2)
+    t, xlabel = _on_clock(d, tz)
+    ax.plot(t, d["battery_soc_kwh"] / 1000, color="#3969ac", lw=1.2)
     ax.axhline(sizing.battery_kwh / 1000, color="grey", ls="--", lw=1, label="capacity")
     ax.set_ylabel("state of charge [MWh]")
     ax.set_ylim(bottom=0)
     ax.legend(fontsize=8, frameon=False, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.margins(x=0)
     date_axis(ax)
-    ax.set_xlabel(f"time ({getattr(d.index, 'tz', None) or 'UTC'})")
+    ax.set_xlabel(xlabel)
     fig.tight_layout()
     return fig
 

@@ -258,7 +258,7 @@ def grid_tables(result: Any, tz: str | None = None,
     if hasattr(result, "events") and hasattr(result, "violation_steps"):
         from scenarios.flexible_study import report_tables  # noqa: PLC0415
 
-        return report_tables(result)
+        return report_tables(_on_site_clock(result, tz))
     if hasattr(result, "firm_mw") and hasattr(result, "headroom_mw"):
         from scenarios.flexible_study import interconnection_table
 
@@ -279,6 +279,32 @@ def grid_tables(result: Any, tz: str | None = None,
     return out
 
 
+def _on_site_clock(result: Any, tz: Any) -> Any:
+    """A read-only view of a flexible study's result whose event and violation times are on
+    the site's clock ``tz`` (the tables name the zone they are in)."""
+    import dataclasses
+    import types
+
+    fields = {f.name: getattr(result, f.name) for f in dataclasses.fields(result)}
+    if tz is None:
+        return types.SimpleNamespace(**fields)
+    events = fields.get("events")
+    if isinstance(events, pd.DataFrame) and len(events):
+        events = events.copy()
+        for col in ("start", "end"):
+            if col in events and getattr(events[col].dt, "tz", None) is not None:
+                events[col] = events[col].dt.tz_convert(tz)
+        fields["events"] = events
+    table = fields.get("violations")
+    if isinstance(table, pd.DataFrame) and "time" in table and len(table):
+        times = pd.to_datetime(table["time"])
+        if times.dt.tz is not None:
+            zone = str(tz)
+            table = table.assign(time=times.dt.tz_convert(tz).dt.strftime("%Y-%m-%d %H:%M"))
+            fields["violations"] = table.rename(columns={"time": f"time ({zone})"})
+    return types.SimpleNamespace(**fields)
+
+
 def _on_figure(draw, figsize=(9, 4)) -> Figure:
     fig = Figure(figsize=figsize)
     draw(fig.add_subplot())
@@ -286,31 +312,41 @@ def _on_figure(draw, figsize=(9, 4)) -> Figure:
     return fig
 
 
-def grid_figures(results: dict[str, Any], section: Any) -> list[tuple[str, Figure]]:
-    """Load and voltage at the facility bus, then the grid package's own plots [MW, pu, %]."""
+def _wall_clock(data: pd.Series | pd.DataFrame, tz: Any):
+    """``data`` on the wall clock of ``tz`` without a zone (matplotlib draws tz-aware times in
+    UTC) and the zone's name for the axis label."""
+    local = data if tz is None else data.tz_convert(tz)
+    return local.tz_localize(None), str(local.index.tz or "UTC")
+
+
+def grid_figures(results: dict[str, Any], section: Any,
+                 tz: Any = None) -> list[tuple[str, Figure]]:
+    """Load and voltage at the facility bus, then the grid package's own plots [MW, pu, %];
+    every time axis on the site's clock ``tz``, named on the axis."""
     from grid import plots
 
     figs = []
     ts = results.get("timeseries")
     if ts is not None:
-        vm = ts.vm_pu[section.bus]
+        vm, zone = _wall_clock(ts.vm_pu[section.bus], tz)
+        load, _ = _wall_clock(results["load_mw"], tz)
         fig = Figure(figsize=(10, 4.2))
         ax, ax2 = fig.subplots(2, 1, sharex=True)
-        ax.plot(results["load_mw"].index, results["load_mw"], color="#3e7cb1", lw=0.7,
-                drawstyle="steps-post")
+        ax.plot(load.index, load, color="#3e7cb1", lw=0.7, drawstyle="steps-post")
         ax.set_ylabel("facility [MW]")
         ax.grid(alpha=0.3)
         ax2.plot(vm.index, vm, color="#c0392b", lw=0.7, drawstyle="steps-post")
         ax2.axhline(section.limits.vm_min_pu, color="#52606d", ls="--", lw=0.8)
         ax2.axhline(section.limits.vm_max_pu, color="#52606d", ls="--", lw=0.8)
-        ax2.set_ylabel(f"vm at bus {section.bus} [pu]")
+        ax2.set_ylabel(f"voltage at bus {section.bus} [pu]")
+        ax2.set_xlabel(f"time ({zone})")
         ax2.grid(alpha=0.3)
         ax.set_title("Facility load and the voltage at its bus (dashed: limits)")
         date_axis(ax2)
         fig.tight_layout()
         figs.append(("Facility load [MW] and voltage at the facility bus [pu]", fig))
         figs.append(("Voltage envelope at the facility bus [pu]",
-                     _on_figure(lambda a: plots.voltage_envelope(ts, ax=a))))
+                     _on_figure(lambda a: plots.voltage_envelope(ts, ax=a, tz=tz))))
         figs.append(("Loading duration curves of the most loaded branches [%]",
                      _on_figure(lambda a: plots.loading_duration(ts, ax=a))))
     hc = results.get("hosting_capacity")
@@ -324,11 +360,11 @@ def grid_figures(results: dict[str, Any], section: Any) -> list[tuple[str, Figur
         figs.append(("N-1 at the peak hours: the worst outages' use of each limit",
                      _on_figure(lambda a: plots.n1_heatmap(n1, limits=ts.limits if ts else None,
                                                             ax=a), figsize=(8, 6.5))))
-    figs.extend(_flexible_figures(results))
+    figs.extend(_flexible_figures(results, tz))
     return figs
 
 
-def _flexible_figures(results: dict[str, Any]) -> list[tuple[str, Figure]]:
+def _flexible_figures(results: dict[str, Any], tz: Any = None) -> list[tuple[str, Figure]]:
     """The flexible-interconnection curve, lever contributions, voltage with/without loop."""
     from grid import plots
 
@@ -345,22 +381,23 @@ def _flexible_figures(results: dict[str, Any]) -> list[tuple[str, Figure]]:
     co = results.get("cosimulate")
     if co is not None:
         figs.append(("Voltage at the facility bus with and without the closed loop [pu]",
-                     plots.plot_cosimulation(co).figure))
+                     plots.plot_cosimulation(co, tz=tz).figure))
         figs.append(("What each lever delivered in the closed-loop week [MWh]",
                      plots.plot_lever_contributions(co.events).figure))
     return figs
 
 
-def sizing_figures(sizing: Any, pv: pd.Series | None) -> list[tuple[str, Figure]]:
-    """The microgrid package's dispatch, state-of-charge, import-duration and cost plots."""
+def sizing_figures(sizing: Any, pv: pd.Series | None, tz: Any = None) -> list[tuple[str, Figure]]:
+    """The microgrid package's dispatch, state-of-charge, import-duration and cost plots;
+    the first week on the site's clock ``tz``."""
     from microgrid import plots
 
     if sizing.dispatch is None or sizing.dispatch.empty:
         return []
     return [
         ("Dispatch of the sized microgrid over the first week [MW]",
-         plots.plot_dispatch_week(sizing)),
-        ("Battery state of charge over the first week", plots.plot_soc(sizing)),
+         plots.plot_dispatch_week(sizing, tz=tz)),
+        ("Battery state of charge over the first week [MWh]", plots.plot_soc(sizing, tz=tz)),
         ("Grid import duration curve [MW]", plots.plot_import_duration({"this scenario": sizing})),
         ("Annual cost by term [million USD/yr]", plots.plot_cost_breakdown({"this scenario": sizing})),
     ]

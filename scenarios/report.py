@@ -194,14 +194,14 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
             for name, frame in figures.grid_tables(result, tz=tz,
                                                        results=grid_results).items():
                 parts.append(f"<p class='muted'>{_esc(name)}</p>" + _table(frame))
-        parts.append(_figs(figures.grid_figures(grid_results, scenario.grid), dpi))
+        parts.append(_figs(figures.grid_figures(grid_results, scenario.grid, tz=tz), dpi))
 
     if sizing is not None:
         parts.append("<h2>Microgrid sizing and dispatch</h2>")
         parts.append(report_parts.microgrid_section(
             summary.get("microgrid", {}),
             report_parts.microgrid_cost_figures(scenario.microgrid)))
-        parts.append(_figs(figures.sizing_figures(sizing, pv), dpi))
+        parts.append(_figs(figures.sizing_figures(sizing, pv, tz=tz), dpi))
 
     parts.append("<h2>Provenance</h2>")
     provenance = {"aiload version": summary["aiload_version"], "seed": summary["seed"],
@@ -282,7 +282,7 @@ SWEEP_METRICS = (
 
 
 def render_sweep(name: str, cases, replicates: int, comparison: pd.DataFrame,
-                 replicate_kw: dict[str, pd.DataFrame], dpi: int = 90) -> str:
+                 replicate_kw: dict[str, pd.DataFrame], dpi: int = 90, tz: Any = None) -> str:
     """The sweep's ``report.html``: cases, a comparison table and percentile-band figures.
 
     Parameters
@@ -295,12 +295,16 @@ def render_sweep(name: str, cases, replicates: int, comparison: pd.DataFrame,
         ``comparison.csv`` (percentiles across replicates of every metric, per case).
     replicate_kw : dict
         Case id -> ``facility_kw`` of every replicate, one column each [kW].
+    tz : str or tzinfo, optional
+        The site's time zone: the clock of the figures' time axes (named on them).
     """
     from aiload.metrics import plot_load_duration, plot_percentile_bands
 
     parts = [f"<h1>{_esc(name)}: sweep</h1>",
              f"<p>{len(cases)} cases &times; {replicates} replicates; replicate <i>k</i> uses "
-             "seed = facility.seed + <i>k</i>. Values are percentiles across replicates.</p>"]
+             "seed = facility.seed + <i>k</i>. Values are percentiles across replicates."
+             + (f" Times are on the site's clock ({_esc(tz)})." if tz is not None else "")
+             + "</p>"]
     parts.append("<h2>Cases</h2>")
     parts.append(_table(pd.DataFrame(
         [{"case": c.case_id, **{k: str(v) for k, v in c.overrides.items()}} for c in cases])))
@@ -322,6 +326,8 @@ def render_sweep(name: str, cases, replicates: int, comparison: pd.DataFrame,
     figs = []
     for case in cases:
         frame = replicate_kw[case.case_id]
+        if tz is not None and getattr(frame.index, "tz", None) is not None:
+            frame = frame.tz_convert(tz)
         week = frame[frame.index < frame.index[0] + pd.Timedelta(days=7)]
         if week.shape[1] >= 2:
             figs.append((f"{case.case_id} ({', '.join(f'{k}={v}' for k, v in case.overrides.items())}):"

@@ -27,7 +27,7 @@ import aiload
 from aiload.errors import InputError
 from aiload.metrics import summary as metrics_summary
 from aiload.outputs import OutputDir, clean_debris, unmarked_output, write_atomic, write_marker
-from scenarios import report, studies
+from scenarios import figures, report, studies
 from scenarios.loader import ScenarioError, load_scenario, resolve_source
 from scenarios.messages import as_typed as _shown  # a value spelled as after --set
 from scenarios.runner import jsonable
@@ -557,6 +557,6 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     write_atomic(out_dir / "comparison.csv", lambda tmp: comparison.to_csv(tmp, index=False))
     page = report.render_sweep(base.name, cases, replicates, comparison,
                                {c.case_id: read_replicates(out_dir, c, replicates) for c in cases},
-                               dpi=base.outputs.dpi)
+                               dpi=base.outputs.dpi, tz=figures.site_timezone(base.site))
     write_atomic(out_dir / "report.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
     return SweepResult(out_dir, cases, replicates, len(tasks), bands, comparison)
