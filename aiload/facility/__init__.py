@@ -22,6 +22,7 @@ from aiload.facility.flexspec import (
     BatteryLever, DeferralLever, FlexibilitySpec, InferenceLever, PowerCapLever,
 )
 from aiload.facility.io import FacilityLoad, read_facility
+from aiload.facility.iteration import IterationDynamics
 from aiload.facility.model import BAND_PERCENTILES, facility
 from aiload.facility.presets import PRESETS
 from aiload.facility.spec import (
@@ -50,6 +51,7 @@ __all__ = [
     "ProfilesCatalogue",
     "FallbackCatalogue",
     "constant_profile",
+    "IterationDynamics",
 ]
 
 

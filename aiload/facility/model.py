@@ -30,6 +30,7 @@ from aiload.facility.catalogue import InferenceCurve, default_catalogue
 from aiload.facility.engine import schedule_jobs
 from aiload.facility.inference import simulate_service
 from aiload.facility.io import FacilityLoad, StreamWriter
+from aiload.facility.iteration import IterationDynamics, JobDynamics
 from aiload.facility.jobpower import JobEnergy
 from aiload.facility.jobs import ProfileCache, burn_in_s, draw_jobs
 from aiload.facility.overheads import (
@@ -194,7 +195,8 @@ def _service_means(services, w0, w1, per, fine_s, unserved: float
     return sums, unserved
 
 
-def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windows) -> dict:
+def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windows,
+              dynamics=None) -> dict:
     """One replicate: draw the jobs, schedule them, simulate the services, then sum window by
     window (IT, idle, losses, cooling) and hand each window's columns to ``windows``."""
     catalogue = spec.catalogue or default_catalogue()
@@ -220,6 +222,9 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         services = _simulate_services(spec, catalogue, start, fine_s,
                                       int(round(horizon_s / fine_s)), rng)
         bar.update(1)
+        # sub-second job dynamics (opt-in; drawn last, so a run without them is unchanged)
+        dyn = None if dynamics is None else JobDynamics(
+            dynamics, jobs, sched.start_s, cache, fleet, freq_s, n_bins, rng)
         idx_started = np.flatnonzero(np.isfinite(sched.start_s))
         run_s = sched.start_s[idx_started]
         run_nodes = jobs.nodes[idx_started].astype(float)
@@ -239,6 +244,8 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
                                            np.minimum(sched.start_s, horizon_s) - t0, 1.0,
                                            step_s=freq_s, n_bins=w1 - w0)
             job_w = energy.window(w0, w1) / freq_s
+            if dyn is not None:
+                job_w = job_w + dyn.window(w0, w1)
             idle_w = (spec.pool_nodes - busy) * fleet.idle_w
             svc, unserved = _service_means(services, w0, w1, per, fine_s, unserved)
             replicas = svc["replicas"]
@@ -279,6 +286,7 @@ def _simulate(spec: FacilitySpec, start, freq_s, n_bins, fine_s, rng, bar, windo
         + sum(r.events for r in services), "rates_per_h": rates, "services": services,
         "sources": cache.sources(), "serving_nodes": sum(s.nodes for s in spec.inference),
         "capacity_nodes": capacity, "unserved_requests": unserved,
+        "dynamics": None if dyn is None else dyn.meta(),
     }
 
 
@@ -341,7 +349,7 @@ def _jobs_frame(start: pd.Timestamp, out: dict) -> pd.DataFrame:
 
 def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", seed: int = 0,
              replicates: int = 1, progress: bool = True, stream_to=None,
-             power_limit_kw=None, **overrides: Any) -> FacilityLoad:
+             power_limit_kw=None, dynamics=None, **overrides: Any) -> FacilityLoad:
     """Simulate a facility and return its power at the meter.
 
     Parameters
@@ -370,6 +378,12 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
         ``spec.flexibility`` hold it (docs/flexibility.md, "Levers inside the facility");
         ``power`` gains ``limit_kw``, ``curtailed_kw`` (and ``battery_kw``) and
         ``flexibility`` the events. None (default): the open-loop run, unchanged.
+    dynamics : IterationDynamics, optional
+        Sub-second power of large synchronous training jobs: iteration cycles, checkpoint
+        stalls, failures and restarts, start/stop ramps
+        (:mod:`aiload.facility.iteration`; docs/stabilisation.md). None (default): off, the
+        output unchanged bit for bit; ``meta["dynamics"]`` gives the parameters, their sources
+        and the failures drawn.
     **overrides
         Preset parameters (e.g. ``utilization=0.8``) or FacilitySpec fields.
 
@@ -393,6 +407,12 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
         raise InputError(f"facility(replicates=): expected an integer >= 1, got {replicates!r}.")
     check_run_arguments("facility", seed=seed, start=start, end=end, freq=freq)
     start, freq_s, n_bins, fine_s = _grid(start, end, freq)
+    if dynamics is not None and not isinstance(dynamics, IterationDynamics):
+        raise InputError(f"facility(dynamics=): expected an aiload.facility.IterationDynamics "
+                         f"or None, got {type(dynamics).__name__}.")
+    if dynamics is not None and power_limit_kw is not None:
+        raise InputError("facility(): dynamics= and power_limit_kw= together are not supported "
+                         "yet (the levers act on the open-loop job power); run one or the other.")
     if power_limit_kw is not None:
         from aiload.facility.flexout import check_limit_run  # noqa: PLC0415
 
@@ -412,7 +432,7 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
         for r, child in enumerate(children):
             collector = _Collector(start, freq_s, n_bins, writer if r == 0 else None)
             out = _simulate(spec, start, freq_s, n_bins, fine_s, np.random.default_rng(child),
-                            bar, collector)
+                            bar, collector, dynamics)
             out["economiser_h"] = collector.economiser_s / 3600.0
             runs.append(out)
             frames.append(None if collector.streaming else collector.frame())
@@ -442,6 +462,8 @@ def facility(spec_or_preset: FacilitySpec | str, *, start, end, freq="1min", see
         "economiser_h": first["economiser_h"] if spec.overheads.cooling != "pue" else None,
         "wall_s": time.perf_counter() - t_wall,
     }
+    if dynamics is not None:
+        meta["dynamics"] = first["dynamics"]
     if writer is not None:
         writer.close(meta)
     bands = None
