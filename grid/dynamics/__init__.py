@@ -60,3 +60,10 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted(__all__)
+
+
+# ``simulate`` names both a submodule and its function: importing the submodule (study.py
+# does, so ``from grid.dynamics import loss_of_load_capacity, simulate`` did) binds the
+# package attribute to the module. Bound to the function once, here (numpy and pandas only;
+# ANDES is imported when a case is loaded).
+from grid.dynamics.simulate import simulate  # noqa: E402
