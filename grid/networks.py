@@ -41,6 +41,7 @@ _NETWORKS: dict[str, tuple[Callable[[], pp.pandapowerNet], str]] = {
     "cigre_mv": (_cigre_mv, "CIGRE MV benchmark, 20 kV, 15 buses (no DER)"),
     "cigre_hv": (pn.create_cigre_network_hv, "CIGRE HV benchmark, 220/380 kV, 13 buses"),
     "case33bw": (pn.case33bw, "IEEE 33-bus radial distribution feeder (Baran & Wu), 12.66 kV"),
+    "case39": (pn.case39, "IEEE 39-bus New England system (MATPOWER data), 345 kV"),
     "case118": (pn.case118, "IEEE 118-bus transmission system"),
     "case300": (pn.case300, "IEEE 300-bus transmission system"),
 }
