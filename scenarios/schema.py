@@ -24,6 +24,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from scenarios.schema_dynamics import DynamicsSection
 from scenarios.schema_facility import (
     FleetSection,
     InferenceSection,
@@ -519,6 +520,10 @@ class GridSection(_Section):
     )
     contingency_hours: int = Field(
         24, ge=1, le=8760, description="number of peak-load hours at which N-1 is checked [-]"
+    )
+    dynamics: DynamicsSection | None = Field(
+        None, description="a dynamic study in ANDES (grid.dynamics): the facility through a "
+        "fault, a trip or a load step; absent: none"
     )
 
     @field_validator("freq")

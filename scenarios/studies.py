@@ -295,6 +295,10 @@ def prepare_grid(section: GridSection) -> GridPlan:
     sc_data = None
     if "short_circuit" in section.studies:
         sc_data = _short_circuit_data(grid, net, section)
+    if section.dynamics is not None:  # [grid.dynamics]: its case, buses and lines
+        from scenarios.dynamics_study import check_dynamics
+
+        check_dynamics(section.dynamics)
     return GridPlan(section=section, net=net, limits=limits, module=grid,
                     short_circuit_data=sc_data)
 
@@ -348,6 +352,11 @@ def run_grid(plan: GridPlan, facility_kw: pd.Series,
             out.update(run_flexible_study(grid, plan, section, name, load_mw, facility))
             continue
         out.update(_run_study(grid, plan, section, name, load_mw))
+    if section.dynamics is not None:  # [grid.dynamics]: scenarios.dynamics_study
+        from scenarios.dynamics_study import run_dynamics_study
+
+        stage(f"dynamic study in ANDES, {section.dynamics.t_end_s:g} s")
+        out.update(run_dynamics_study(section, load_mw, facility_kw))
     return out
 
 
