@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from scenarios import figures, report_parts
+from scenarios import figures, report_dynamics, report_parts
 
 __all__ = ["render", "render_sweep", "figure_data_uri", "markdown_to_html", "CREDITS_PATH"]
 
@@ -182,7 +182,7 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
     if grid_results is not None:
         parts.append("<h2>Grid studies</h2>")
         for study, result in grid_results.items():
-            if study == "load_mw":
+            if study in ("load_mw", "dynamics"):  # dynamics: its own section below
                 continue
             parts.append(f"<h3>{_esc(study.replace('_', ' '))}</h3>")
             scalars = {k: v for k, v in summary.get("grid", {}).get(study, {}).items()
@@ -195,6 +195,8 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
                                                        results=grid_results).items():
                 parts.append(f"<p class='muted'>{_esc(name)}</p>" + _table(frame))
         parts.append(_figs(figures.grid_figures(grid_results, scenario.grid, tz=tz), dpi))
+        parts.append(report_dynamics.section(grid_results.get("dynamics"), tz,
+                                             lambda items: _figs(items, dpi)))
 
     if sizing is not None:
         parts.append("<h2>Microgrid sizing and dispatch</h2>")
