@@ -483,7 +483,7 @@ class GridSection(_Section):
     """Interconnection studies of the facility at one bus of a network (grid package)."""
 
     network: str = Field(
-        description="bundled network name ('cigre_mv', 'cigre_hv', 'case33bw', 'case118', "
+        description="bundled network name ('cigre_mv', 'cigre_hv', 'case33bw', 'case39', 'case118', "
         "'case300') or a pandapower JSON / MATPOWER file path"
     )
     bus: int = Field(ge=0, description="index of the bus the facility connects to [-]")
