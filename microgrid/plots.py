@@ -185,7 +185,7 @@ def plot_cost_breakdown(sizings: Mapping[str, Sizing]) -> Figure:
         ax.annotate(f"{s.lcoe_usd_per_mwh:.1f} USD/MWh", (xi, pos[xi]), ha="center",
                     va="bottom", fontsize=8, xytext=(0, 2), textcoords="offset points")
     ax.set_xticks(x, labels)
-    ax.set_ylabel("annual cost [million USD/year]")
+    ax.set_ylabel("annual cost [million USD/yr]")
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8, frameon=False)
     fig.tight_layout()
     return fig

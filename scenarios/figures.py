@@ -267,9 +267,15 @@ def grid_tables(result: Any, tz: str | None = None,
     if hasattr(result, "p_mw") and hasattr(result, "quantity") and hasattr(result, "limit"):
         caption, table = hosting_table(result)
         return {caption: table}
+    if hasattr(result, "violation_summary"):
+        # a time-series power flow: its violations are the table (scenarios.report_parts);
+        # its per-step frames are in the grid_timeseries_*.parquet files
+        return {}
     out = {}
     for f in dataclasses.fields(result):
         value = getattr(result, f.name)
+        if isinstance(value, pd.DataFrame) and value.shape[1] == 0:
+            continue  # an element type the network does not have
         if isinstance(value, pd.DataFrame) and len(value) <= 200 and value.shape[1] <= 12:
             frame = value.head(20)
             if not isinstance(frame.index, pd.RangeIndex):

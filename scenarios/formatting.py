@@ -75,13 +75,17 @@ def quantity(name: str, value: Any) -> tuple[str, str]:
     ('lcoe', '107.3 USD/MWh')
     >>> quantity("export_revenue_usd", -0.0)
     ('export revenue', '0 USD')
+    >>> quantity("cost_year", 2025)
+    ('cost year', '2025')
     """
     base, unit = split_unit(str(name))
     label = base.replace("_", " ")
     if isinstance(value, (bool, np.bool_)) or value is None:
         return label, "n/a" if value is None else ("yes" if value else "no")
     if isinstance(value, (int, np.integer)):
-        text = f"{int(value):,}"
+        # a year or a seed is a label, not a count: 2025, not 2,025
+        plain = base.endswith(("year", "seed")) and not base.endswith("per_year")
+        text = str(int(value)) if plain else f"{int(value):,}"
     elif isinstance(value, (float, np.floating)):
         text = number(value)
     elif isinstance(value, pd.Timestamp):

@@ -62,9 +62,12 @@ _kv = report_parts.quantities
 
 def _inline(text: str) -> str:
     text = _esc(text)
-    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
     text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
-    return re.sub(r"\[([^\]]+)\]\((https?://[^)\s]+)\)", r'<a href="\2">\1</a>', text)
+    text = re.sub(r"\*\*(.+?)\*\*", r"<strong>\1</strong>", text)
+    text = re.sub(r"(?<![*\w])\*(?!\s)(.+?)(?<!\s)\*(?![*\w])", r"<em>\1</em>", text)
+    text = re.sub(r"\[([^\]]+)\]\((https?://[^)\s]+)\)", r'<a href="\2">\1</a>', text)
+    # a link to another docs page (validation.md) has no target beside a report: its text
+    return re.sub(r"\[([^\]]+)\]\(([^)\s]+)\)", r"\1", text)
 
 
 def markdown_to_html(text: str) -> str:
@@ -95,9 +98,21 @@ def markdown_to_html(text: str) -> str:
             out.append("<table><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in head) + "</tr>")
             out += ["<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in r) + "</tr>" for r in body]
             out.append("</table>")
+        elif re.match(r"[-*] ", line):
+            items: list[str] = []
+            while i < len(lines) and (re.match(r"[-*] ", lines[i])
+                                      or (items and lines[i].startswith("  ")
+                                          and lines[i].strip())):
+                if re.match(r"[-*] ", lines[i]):
+                    items.append(lines[i][2:].strip())
+                else:  # a wrapped item
+                    items[-1] += " " + lines[i].strip()
+                i += 1
+            out.append("<ul>" + "".join(f"<li>{_inline(t)}</li>" for t in items) + "</ul>")
         elif line.strip():
             para = []
-            while i < len(lines) and lines[i].strip() and not lines[i].startswith(("#", "|", "```")):
+            while i < len(lines) and lines[i].strip() and not lines[i].startswith(("#", "|", "```")) \
+                    and not re.match(r"[-*] ", lines[i]):
                 para.append(lines[i])
                 i += 1
             out.append(f"<p>{_inline(' '.join(para))}</p>")
@@ -176,7 +191,7 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
     tz = figures.site_timezone(scenario.site)
     parts.append(_figs(figures.facility_figures(load, tz=tz), dpi))
     parts.append("<details><summary>all grid-facing figures as a table</summary>")
-    parts.append(_table(shown, max_rows=200))
+    parts.append(_table(report_parts.readable(shown), max_rows=200))
     parts.append("</details>")
 
     if grid_results is not None:
@@ -193,7 +208,11 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
                 parts.append(_kv(scalars))
             for name, frame in figures.grid_tables(result, tz=tz,
                                                        results=grid_results).items():
-                parts.append(f"<p class='muted'>{_esc(name)}</p>" + _table(frame))
+                if frame.empty:  # said in a word rather than drawn as headers without rows
+                    parts.append(f"<p class='muted'>{_esc(name)}: none.</p>")
+                    continue
+                parts.append(f"<p class='muted'>{_esc(name)}</p>"
+                             + _table(report_parts.readable(frame)))
         parts.append(_figs(figures.grid_figures(grid_results, scenario.grid, tz=tz), dpi))
         parts.append(report_dynamics.section(grid_results.get("dynamics"), tz,
                                              lambda items: _figs(items, dpi)))
@@ -217,7 +236,12 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
     parts.append('<p class="muted">The full facility specification is in summary.json '
                  "(facility.meta.spec).</p>")
     if CREDITS_PATH.is_file():
-        parts.append(markdown_to_html(CREDITS_PATH.read_text(encoding="utf-8")))
+        # folded: the sources, licenses and citations are there for whoever looks for them,
+        # without taking half the page
+        parts.append("<details><summary>Data credits: the measurements behind the profiles, "
+                     "their licenses and what to cite</summary>"
+                     + markdown_to_html(CREDITS_PATH.read_text(encoding="utf-8"))
+                     + "</details>")
     else:
         parts.append("<p>Data credits: see docs/credits.md in the aiload sources.</p>")
 

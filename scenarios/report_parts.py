@@ -18,7 +18,8 @@ from scenarios.formatting import number, quantity, split_unit
 
 __all__ = ["esc", "table", "cell", "quantities", "unavailable_note", "inference_note",
            "microgrid_section", "profile_sources", "cost_table", "microgrid_cost_figures",
-           "grid_runs", "violation_record", "violations_html", "zone_name"]
+           "grid_runs", "violation_record", "violations_html", "zone_name", "listed",
+           "readable", "label_of", "header", "plain_numbers"]
 
 
 def esc(value: Any) -> str:
@@ -59,17 +60,27 @@ def quantities(mapping: dict[str, Any]) -> str:
     rows: list[tuple[str, str]] = []
 
     def add(prefix: str, key: str, value: Any) -> None:
-        if isinstance(value, dict):
-            # the parent's unit applies to its parts: annual_cost_usd -> pv_capital [USD]
+        if isinstance(value, Mapping) and value:  # a dict, or a result's MappingProxyType
+            # the parent's unit applies to its parts: annual_cost_usd -> pv_capital [USD],
+            # generator_kw_by_technology -> gas_engine [kW]
             base, _ = split_unit(key)
             suffix = key[len(base):]
+            by = re.fullmatch(r"(.+?)(_[a-z]+)_by_(.+)", key)
+            if not suffix and by and split_unit("x" + by[2])[1]:
+                base, suffix = f"{by[1]}_by_{by[3]}", by[2]
             for sub, v in value.items():
                 add(f"{prefix}{base.replace('_', ' ')} › ", f"{sub}{suffix}", v)
             return
         if isinstance(value, (list, tuple)):
+            unit = split_unit(key)[1]
             rows.append((prefix + split_unit(key)[0].replace("_", " "),
-                         ", ".join(str(v) for v in value)))
+                         listed(value) + (f" {unit}" if unit and value else "")))
             return
+        if isinstance(value, Mapping):  # empty
+            rows.append((prefix + split_unit(key)[0].replace("_", " "), "none"))
+            return
+        if isinstance(value, str) and value in _WORDS:  # quantity = "vm_pu" -> voltage [pu]
+            value = label_of(value)
         label, text = quantity(key, value)
         unit = split_unit(key)[1]
         rows.append((prefix + label + (f"\0{unit}" if unit else ""), text))
@@ -86,6 +97,67 @@ def quantities(mapping: dict[str, Any]) -> str:
     return f'<div class="tw"><table><tr><th>quantity</th><th>value</th></tr>{body}</table></div>'
 
 
+def plain_numbers(text: str) -> str:
+    """Numbers written with more digits than a reader needs, at :func:`number`'s precision
+    (``0.000138889 Hz`` -> ``0.0001389 Hz``)."""
+    return re.sub(r"(?<![\w.])-?\d+\.\d{5,}(?:e[-+]?\d+)?(?![\w.])",
+                  lambda m: number(float(m.group(0))), text)
+
+
+def listed(values: Any) -> str:
+    """A list as a reader writes it: ``a, b, c``; pairs (outage windows) as ``a – b``; numbers
+    through :func:`number`; nested tables as ``key = value``."""
+    def one(v: Any) -> str:
+        if isinstance(v, (list, tuple)):
+            return " – ".join(one(x) for x in v) if len(v) == 2 else ", ".join(one(x) for x in v)
+        if isinstance(v, Mapping):
+            return ", ".join(f"{k} = {one(x)}" for k, x in v.items())
+        if isinstance(v, (bool, np.bool_)):
+            return "yes" if v else "no"
+        if isinstance(v, (float, np.floating)):
+            return number(v)
+        return str(v)
+
+    if values and all(isinstance(v, (list, tuple)) for v in values):
+        return "; ".join(one(v) for v in values)
+    return ", ".join(one(v) for v in values)
+
+
+def readable(frame: pd.DataFrame) -> pd.DataFrame:
+    """A result table for a reader: ``loading_pre_percent`` -> ``loading pre [%]`` in the
+    headers, quantity names in a ``quantity``/``metric`` column as labels (``vm_pu`` ->
+    ``voltage [pu]``, ``curtailed_energy_mwh`` -> ``curtailed energy [MWh]``; the unit left
+    out where a ``unit`` column says it)."""
+    out = frame.copy()
+    has_unit = "unit" in out.columns
+    for col in ("quantity", "metric"):
+        if col in out.columns:
+            out[col] = [label_of(v, with_unit=not has_unit) if isinstance(v, str) else v
+                        for v in out[col]]
+    return out.rename(columns=header)
+
+
+#: quantity names with a planner's word for them
+_WORDS = {"vm_pu": ("voltage", "pu"), "loading_percent": ("loading", "%"),
+          "converged": ("power-flow convergence", "")}
+
+
+def label_of(name: str, with_unit: bool = True) -> str:
+    """``"ramp_up_max_kw_per_s"`` -> ``"ramp up max [kW/s]"``; ``"vm_pu"`` -> ``"voltage [pu]"``."""
+    base, unit = _WORDS.get(name) or split_unit(name)
+    base = base.replace("_", " ")
+    return f"{base} [{unit}]" if unit and with_unit else base
+
+
+def header(column: Any) -> str:
+    """A column name for a reader: ``loading_pre_percent`` -> ``loading pre [%]``; a name
+    that is not an identifier (``min V [pu]``) is left as it is."""
+    text = str(column)
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", text):
+        return text
+    return label_of(text)
+
+
 def unavailable_note(metrics_table: pd.DataFrame, freq: str) -> str:
     """Which grid-facing figures the run's resolution cannot support, grouped, and how to get
     them (a finer ``facility.freq``)."""
@@ -96,8 +168,9 @@ def unavailable_note(metrics_table: pd.DataFrame, freq: str) -> str:
         return ""
     items = []
     for (group, note), rows in missing.groupby(["group", "note"], sort=False, dropna=False):
-        metrics = sorted({str(m) for m in rows["metric"]})
-        items.append(f"<li><b>{esc(group)}</b> ({esc(', '.join(metrics))}): {esc(note)}</li>")
+        metrics = sorted({label_of(str(m)) for m in rows["metric"]})
+        items.append(f"<li><b>{esc(group)}</b> ({esc(', '.join(metrics))}): "
+                     f"{esc(plain_numbers(str(note)))}</li>")
     return (f'<details><summary>{len(missing)} figures are not available at the run\'s '
             f"{esc(freq)} resolution (why, and how to get them)</summary><ul>{''.join(items)}</ul>"
             f"<p class=\"muted\">A window or band finer than the step cannot be measured from "
@@ -182,6 +255,8 @@ def microgrid_cost_figures(section: Any) -> list[dict]:
     techs = tuple(t for t in (section.generator_technology,
                               *section.extra_generator_technologies) if t)
     rows = mg.cost_set(section.cost_set).figures(section.cost_year, techs)
+    for row in rows:  # technology and fuel keys as words: "generator: gas engine"
+        row["part"] = str(row["part"]).replace("_", " ")
     for key, value in section.costs.items():
         part, _, unit = key.partition("_usd_")  # demand_charge_usd_per_kw_month
         unit = unit.removeprefix("per_").replace("_", "/").replace("kw", "kW")

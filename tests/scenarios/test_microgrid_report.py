@@ -30,7 +30,7 @@ def test_bundled_campus_report_lists_the_cost_figures_with_sources_and_entries()
     figures = report_parts.microgrid_cost_figures(section)
     parts = {f["part"]: f for f in figures}
     # both generator technologies of the scenario, with the fuel each burns
-    assert parts["generator: gas_engine"]["source"] == mg.technology("gas_engine").citation
+    assert parts["generator: gas engine"]["source"] == mg.technology("gas_engine").citation
     assert parts["generator: diesel"]["entry"] == "approximate"
     assert parts["fuel: diesel"]["entry"] == "derived"
     assert parts["PV"]["source"].startswith("NREL (2024). 2024 Electricity Annual Technology")
