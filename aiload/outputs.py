@@ -216,7 +216,17 @@ def read_marker(folder: str | os.PathLike) -> dict | None:
         return None
     files = data.get("files")
     data["files"] = [f for f in files if _plain_name(f)] if isinstance(files, list) else []
+    stat = data.get("stat")
+    data["stat"] = ({name: value for name, value in stat.items() if name in data["files"]
+                     and isinstance(value, list) and len(value) == 2
+                     and all(type(v) is int for v in value)}
+                    if isinstance(stat, dict) else {})
     return data
+
+
+def _fingerprint(path: Path) -> list[int]:
+    info = path.lstat()
+    return [info.st_size, info.st_mtime_ns]
 
 
 def _plain_name(name: object) -> bool:
@@ -225,11 +235,19 @@ def _plain_name(name: object) -> bool:
             and "/" not in name and "\\" not in name and "\0" not in name)
 
 
-def write_marker(folder: str | os.PathLike, kind: str, files: Iterable[str]) -> None:
-    """Write (atomically) the marker that lists the files aiload wrote in ``folder``."""
+def write_marker(folder: str | os.PathLike, kind: str, files: Iterable[str],
+                 stat: dict[str, list[int]] | None = None) -> None:
+    """Write (atomically) the marker that lists the files aiload wrote in ``folder``.
+
+    ``stat`` maps a name to ``[size_bytes, mtime_ns]`` of the file as aiload wrote it: a
+    later run deletes a file it no longer writes only when it still matches (see
+    :meth:`OutputDir.commit`).
+    """
     body = {"tool": "aiload", "kind": kind, "aiload_version": __version__,
             "written": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "files": sorted(set(files))}
+    if stat:
+        body["stat"] = {name: list(stat[name]) for name in sorted(stat) if name in body["files"]}
     write_atomic(Path(folder) / MARKER,
                  lambda tmp: tmp.write_text(json.dumps(body, indent=1), encoding="utf-8"))
 
@@ -258,6 +276,13 @@ class OutputDir:
     recognise : callable, optional
         ``recognise(folder)`` returns the names of an output of this kind written before
         aiload wrote markers (every entry one of its own names), or None.
+    owns : callable, optional
+        ``owns(name)`` is True for the names this kind of output writes. A file of the
+        previous output that this one does not write again is deleted only when its name is
+        one of them (any name when ``owns`` is None), it is a regular file (not a link, not a
+        folder) directly in the folder, and its size and modification time are those the
+        marker recorded when aiload wrote it. A marker edited to list someone else's file
+        therefore never gets that file deleted.
 
     Examples
     --------
@@ -269,11 +294,13 @@ class OutputDir:
 
     def __init__(self, path: str | os.PathLike, *, kind: str, overwrite: bool = False,
                  protect: Iterable[str | os.PathLike] = (), create_parents: bool = False,
-                 recognise: Callable[[Path], list[str] | None] | None = None) -> None:
+                 recognise: Callable[[Path], list[str] | None] | None = None,
+                 owns: Callable[[str], bool] | None = None) -> None:
         self.path = Path(path).expanduser().absolute()
         self.kind = kind
         self.overwrite = overwrite
         self._recognise = recognise
+        self._owns = owns
         self.staging: Path | None = None
         self._created = False
         self._check(protect, create_parents)
@@ -371,7 +398,8 @@ class OutputDir:
 
     def commit(self) -> list[str]:
         """Move the staged files into the folder, drop files of the previous output that this
-        one did not write again, and write the marker. Returns the names written."""
+        one did not write again (only aiload's own, see ``owns``), and write the marker.
+        Returns the names written."""
         if self.staging is None:
             raise RuntimeError("OutputDir.commit: call it inside `with OutputDir(...)`.")
         names = sorted(p.name for p in self.staging.iterdir())
@@ -379,17 +407,31 @@ class OutputDir:
             target = self.path / name
             if target.is_dir() and not target.is_symlink():
                 raise OutputError(f"{str(target)!r} is a folder; aiload will not replace it by a file.")
+        marker = self._marker()
         previous = self.previous
+        recorded = (marker or {}).get("stat") or {}
+        # a rename keeps size and modification time: what the staged file has, the placed one has
+        stat = {name: _fingerprint(self.staging / name) for name in names}
         # first list everything that is or may be ours, so a crash midway loses nothing
-        write_marker(self.path, self.kind, [*previous, *names])
+        write_marker(self.path, self.kind, [*previous, *names], {**recorded, **stat})
         for name in names:
             os.replace(self.staging / name, self.path / name)
-        for name in set(previous) - set(names):
-            stale = self.path / name
-            if stale.is_file() or stale.is_symlink():
-                stale.unlink()
-        write_marker(self.path, self.kind, names)
+        for name in sorted(set(previous) - set(names)):
+            if self._stale_is_ours(name, recorded.get(name)):
+                (self.path / name).unlink()
+        write_marker(self.path, self.kind, names, stat)
         return names
+
+    def _stale_is_ours(self, name: str, recorded: list[int] | None) -> bool:
+        """Whether a file the previous output listed, and this one does not write, may go."""
+        if self._owns is not None and not self._owns(name):
+            return False  # not a name this output writes: the marker was edited
+        stale = self.path / name
+        if stale.is_symlink() or not stale.is_file():
+            return False  # aiload writes regular files only
+        # the file as aiload left it; a marker without the record (edited, or written before
+        # aiload recorded it) is not enough to delete anything
+        return recorded is not None and _fingerprint(stale) == recorded
 
     def __exit__(self, exc_type, exc, tb) -> None:
         if self.staging is not None:

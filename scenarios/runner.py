@@ -112,8 +112,8 @@ def _stage(name: str, progress: bool) -> float:
     return time.perf_counter()
 
 
-_RUN_FILE = re.compile(r"^(facility(\.jobs|_bands)?|grid_\w+|microgrid_\w+)\.parquet$"
-                       r"|^(metrics\.csv|summary\.json|report\.html)$")
+_RUN_FILE = re.compile(r"^(facility(\.jobs|\.flexibility|_bands)?|grid_\w+|microgrid_\w+)"
+                       r"\.parquet$|^(metrics\.csv|summary\.json|report\.html)$")
 
 
 def _earlier_run(folder: Path) -> list[str] | None:
@@ -282,7 +282,7 @@ def run_scenario(
         scenario = load_scenario(source_path, overrides=overrides)
     output = OutputDir(out_dir, kind="run", overwrite=overwrite, create_parents=create_parents,
                        protect=[source_path] if source_path is not None else [],
-                       recognise=_earlier_run)
+                       recognise=_earlier_run, owns=lambda name: bool(_RUN_FILE.match(name)))
     out_dir = output.path
 
     # build every configuration object before computing anything

@@ -6,6 +6,7 @@ import argparse
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -122,11 +123,16 @@ def _as_kw(s: pd.Series) -> pd.Series:
     return s
 
 
+#: the figures ``--plot`` writes (only these may be removed by a later run)
+_PLOT_FILE = re.compile(r"^(.+_(ramps|load_duration|psd|calendar)|comparison)\.png$")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``aiload metrics`` (returns the exit code)."""
     windows = tuple(w.strip() for w in args.windows.split(",")) if args.windows else DEFAULT_WINDOWS
     # the figure folder is checked before any file is read
-    plots = OutputDir(args.plot, kind="plots", overwrite=args.overwrite) if args.plot else None
+    plots = (OutputDir(args.plot, kind="plots", overwrite=args.overwrite,
+                       owns=lambda name: bool(_PLOT_FILE.match(name))) if args.plot else None)
     used: set[str] = set()
     tables, series, kinds = {}, {}, {}
     for path in args.files:
