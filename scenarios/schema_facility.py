@@ -250,8 +250,11 @@ class InferenceSection(_SpecSection):
         "mean demand / pool capacity (sizing 'autoscaler') [-]"
     )
     model: str = Field("llama3-70b", description="served model (for the power curve)")
-    shape: Literal["servegen-m-large"] = Field(
-        "servegen-m-large", description="demand shape (the real ServeGen trace)"
+    shape: Literal["servegen-m-large", "azure-2024-week"] = Field(
+        "servegen-m-large", description="demand shape: 'servegen-m-large' (the real ServeGen "
+        "trace, 14 days from the run's first local midnight) or 'azure-2024-week' (the Azure "
+        "2024 LLM inference week, digitised from its published plots, on the calendar: weekday "
+        "and local time)"
     )
     bursts: bool = Field(
         False, description="add sub-10-min burstiness from Azure/Mooncake arrivals (freq < 10min)"

@@ -27,7 +27,7 @@ import pandas as pd
 from aiload.errors import InputError
 
 from aiload.facility.catalogue import InferenceCurve
-from aiload.facility.demand import DemandShape
+from aiload.facility.demand import DemandShape, shape_period_s
 from aiload.facility.engine import autoscale
 from aiload.facility.spec import InferenceSpec
 
@@ -37,7 +37,7 @@ __all__ = ["ServiceResult", "simulate_service", "step_means", "latency_sizing",
 
 #: fine steps evaluated at once when the decision means are formed (bounds memory)
 CHUNK_STEPS = 1 << 20
-#: the bundled shape's period: the demand scale is solved over it [s]
+#: the ServeGen shape's period: the demand scale is solved over a bundled shape's period [s]
 SHAPE_PERIOD_S = 14 * 86400.0
 
 
@@ -275,10 +275,10 @@ def _latency_service(spec, curve, idle_w, start, step_s, n_steps, shape, capacit
     block_s = per_block * step_s
     observed = _block_means(shape, per_block, n_steps)
     if isinstance(spec.shape, str):
-        # the bundled shape repeats every 14 days: solve over one period, after a period of
+        # a bundled shape repeats (14 days, a week): solve over one period, after a period of
         # warm-up that fills the queue as it would be at the period's start
         local = start.tz_convert(start.tz).normalize()
-        steps = int(round(SHAPE_PERIOD_S / step_s))
+        steps = int(round(shape_period_s(spec.shape) / step_s))
         ref_shape = DemandShape(spec.shape, local, step_s, 2 * steps, bursts=False, rng=None)
         ref = _block_means(ref_shape, per_block, 2 * steps)
         periods = steps // per_block

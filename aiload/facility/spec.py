@@ -16,6 +16,7 @@ from aiload._checks import check_finite_values, check_number
 from aiload._suggest import suggest
 from aiload.errors import InputError
 from aiload.facility.flexspec import FlexibilitySpec
+from aiload.facility.demand import SHAPES
 
 __all__ = [
     "FleetSpec",
@@ -331,8 +332,11 @@ class InferenceSpec:
     model : str
         Served model (for the power curve), e.g. ``"llama3-70b"``.
     shape : str or pandas.Series
-        Demand shape: ``"servegen-m-large"`` (bundled, from the real ServeGen trace) or a
-        tz-aware Series of relative rates (any positive scale; it is normalised to mean 1).
+        Demand shape: ``"servegen-m-large"`` (bundled, from the real ServeGen trace; 14 days
+        from the run's first local midnight), ``"azure-2024-week"`` (bundled, the Azure 2024
+        LLM inference week digitised from its published plots, on the calendar: weekday and
+        local time of ``start``'s zone) or a tz-aware Series of relative rates (any positive
+        scale; it is normalised to mean 1).
     bursts : bool
         Add sub-10-min burstiness from the Azure/Mooncake arrivals (needs freq < 10 min).
     capacity_per_s : float, optional
@@ -450,15 +454,16 @@ class InferenceSpec:
             )
         if not isinstance(self.shape, (str, pd.Series)):
             raise InputError(
-                f"InferenceSpec.shape: expected 'servegen-m-large' or a pandas Series of relative "
-                f"rates on a tz-aware DatetimeIndex, got {type(self.shape).__name__}; e.g. "
+                f"InferenceSpec.shape: expected 'servegen-m-large', 'azure-2024-week' or a pandas "
+                f"Series of relative rates on a tz-aware DatetimeIndex, got {type(self.shape).__name__}; e.g. "
                 "pandas.Series(rates, index=pandas.date_range(start, periods=len(rates), "
                 "freq='10min'))."
             )
-        if isinstance(self.shape, str) and self.shape != "servegen-m-large":
+        if isinstance(self.shape, str) and self.shape not in SHAPES:
             raise InputError(
-                f"InferenceSpec.shape: unknown shape {self.shape!r}; expected 'servegen-m-large' "
-                f"or a tz-aware pandas Series.{suggest(self.shape, ['servegen-m-large'])}"
+                f"InferenceSpec.shape: unknown shape {self.shape!r}; expected one of "
+                f"{', '.join(map(repr, SHAPES))} or a tz-aware pandas Series."
+                f"{suggest(self.shape, list(SHAPES))}"
             )
 
 

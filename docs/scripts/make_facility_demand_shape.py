@@ -15,6 +15,11 @@ Outputs (small, derived, with attribution in each file header):
   3.13 raw, 2.51 used; median/mean 0.94, P90/mean 1.62 either way (the NLR facility's 1-min
   utilisation: 2.5, 0.88 and 1.67). Five rather than three windows was chosen on the NLR
   u = 0.2 case (its maximum: +0.2 % with five, +5.4 % with three, docs/facility.md).
+- ``azure_llm_2024_week_shape.csv``: the Azure LLM inference 2024 request rates (coding and
+  conversation, each a week at 10 min, **digitised from the trace's published plots**), moved
+  from UTC to the services' assumed local clock (US Eastern daylight time, UTC-4: see
+  ``AZURE_OFFSET_H``), laid on the hour of the week (Monday 00:00 first) and summed; mean 1.
+  Each service covers every 10-min window of the week once, so the sum is one typical week.
 - ``burst_ratio_1min.csv``: sub-10-min burstiness. Azure (code, conversation) and Mooncake
   request arrivals counted per minute and divided by the mean of their 10-min window; blocks of
   ten consecutive ratios (each block has mean 1 by construction).
@@ -43,6 +48,29 @@ SERVEGEN_HEADER = """\
 # Cite: Xiang et al., "ServeGen: Workload Characterization and Generation of Large Language
 # Model Serving in Production", arXiv:2505.09999 (2025). Built by
 # docs/scripts/make_facility_demand_shape.py. Mean of the summed rate: {mean:.3f} requests/s.
+"""
+
+#: the Azure 2024 trace is in UTC and names no region; its coding service's weekday plateau
+#: (17-20 h UTC) is 13-16 h at UTC-4, US Eastern daylight time in May: taken as the users'
+#: clock (an assumption, stated in the file and in docs/facility.md)
+AZURE_OFFSET_H = -4
+AZURE_FILES = ("azure_llm_2024_code_10min_digitized.csv", "azure_llm_2024_conv_10min_digitized.csv")
+
+AZURE_HEADER = """\
+# Request-rate shape of a week, dimensionless (mean = 1), one row per 10-min window, Monday
+# 00:00 local time first (1,008 rows). DIGITISED FROM PUBLISHED PLOTS, not measured: the Azure
+# LLM inference trace 2024 request rates of the coding and conversation services (one week
+# each, read off the per-minute plots of AzurePublicDataset's notebook
+# analysis/AzureLLMInferenceDataset2024.ipynb; ../shared/data/azure-llm-inference-2024-digitised),
+# moved from UTC to UTC{offset:+d} h (assumed users' clock: US Eastern daylight time; the trace
+# names no region), laid on the hour of the week and summed (each service covers every window
+# once). Weekend/weekday {weekend:.3f}; hour-of-day mean on weekdays 12-20 h / 0-6 h {plateau:.3f};
+# median/mean {median:.3f}; peak/mean {peak:.3f}.
+# Source: Azure/AzurePublicDataset, commit b469a113, CC BY 4.0. Cite: J. Stojkovic, C. Zhang,
+# I. Goiri, J. Torrellas, E. Choukse, "DynamoLLM: Designing LLM Inference Clusters for
+# Performance and Energy Efficiency", HPCA 2025 (arXiv 2408.00741), and the Azure Public Dataset.
+# Built by docs/scripts/make_facility_demand_shape.py. Mean of the summed rate: {mean:.1f}
+# requests/min.
 """
 
 BURST_HEADER = """\
@@ -79,6 +107,29 @@ def running_median(values: np.ndarray, width: int = MEDIAN_WINDOWS) -> np.ndarra
     return np.median(stack, axis=0)
 
 
+def azure_week(folder: Path, offset_h: int = AZURE_OFFSET_H) -> np.ndarray:
+    """The two digitised Azure 2024 services summed on the local week: requests per minute per
+    10-min window, Monday 00:00 local first (1,008 values) [requests/min]."""
+    total = np.zeros(1008)
+    for name in AZURE_FILES:
+        table = pd.read_csv(folder / name, parse_dates=["start_utc"])
+        local = table["start_utc"].dt.tz_convert(None) + pd.Timedelta(hours=offset_h)
+        window = (local.dt.dayofweek * 144 + local.dt.hour * 6 + local.dt.minute // 10).to_numpy()
+        assert np.array_equal(np.sort(window), np.arange(1008)), f"{name}: not one whole week"
+        np.add.at(total, window, table["req_per_min"].to_numpy(dtype=float))
+    return total
+
+
+def week_statistics(ratio: np.ndarray) -> dict[str, float]:
+    """Weekend/weekday mean, weekday 12-20 h over 0-6 h, median/mean and peak/mean of a
+    mean-1 week of 10-min windows, Monday first [-]."""
+    days = ratio.reshape(7, 144)
+    weekday = days[:5]
+    return {"weekend": days[5:].mean() / weekday.mean(),
+            "plateau": weekday[:, 72:120].mean() / weekday[:, 0:36].mean(),
+            "median": float(np.median(ratio)), "peak": float(ratio.max())}
+
+
 def burst_blocks(arrivals_s: np.ndarray) -> np.ndarray:
     """Per-minute/10-min-mean ratios for each complete 10-min block with requests."""
     minutes = np.floor((arrivals_s - arrivals_s.min()) / 60.0).astype(int)
@@ -100,6 +151,15 @@ def main() -> None:
         fh.write(SERVEGEN_HEADER.format(mean=mean, raw_peak=rate.max() / mean,
                                         peak=used.max() / used.mean()))
         shape.to_csv(fh, index=False, float_format="%.6f")
+
+    week = azure_week(DATA / "azure-llm-inference-2024-digitised")
+    ratio = week / week.mean()
+    stats = week_statistics(ratio)
+    with open(OUT / "azure_llm_2024_week_shape.csv", "w", encoding="utf-8") as fh:
+        fh.write(AZURE_HEADER.format(offset=AZURE_OFFSET_H, mean=week.mean(), **stats))
+        pd.DataFrame({"week_s": np.arange(1008) * 600, "rate_ratio": ratio}).to_csv(
+            fh, index=False, float_format="%.6f")
+    print("azure 2024 week: " + ", ".join(f"{k} {v:.3f}" for k, v in stats.items()))
 
     blocks = []
     for name in ("AzureLLMInferenceTrace_code.csv", "AzureLLMInferenceTrace_conv.csv"):

@@ -64,6 +64,9 @@ SUBSETS: dict[str, dict] = {
         "files": ["closed/**/*"],  # the whole folder: four runs and the system description
         "pack": True,
     },
+    "azure-llm-inference-2024-digitised": {
+        "files": ["*_10min_digitized.csv"],  # the plots (PNG) are not needed by the tests
+    },
     "servegen-bailian": {
         "files": ["data/language/m-large/chunk-*-trace.csv"],
         "cut": first_two_columns,
