@@ -2,7 +2,8 @@
 
 - :func:`timeseries` / :class:`GridResult` — time-series AC power flow (fast engines
   checked against ``pandapower.runpp``);
-- :func:`hosting_capacity` — the largest facility a bus can take, with the binding
+- :func:`hosting_capacity` — the largest facility a bus can take (or a queue's common scaling
+  and queue-order allocation, :class:`QueueCapacity`), with the binding
   constraint;
 - :func:`contingency` — N-1 screening at the facility's peak hours;
 - :func:`load_loss` — the facility tripping off at once, and dV/dP per MW;
@@ -35,6 +36,7 @@ __all__ = [
     "GridResult",
     "Limits",
     "hosting_capacity",
+    "QueueCapacity",
     "HostingCapacity",
     "contingency",
     "load_loss",
@@ -61,6 +63,7 @@ _LAZY = {
     "Limits": ("grid.limits", "Limits"),
     "hosting_capacity": ("grid.hosting", "hosting_capacity"),
     "HostingCapacity": ("grid.hosting", "HostingCapacity"),
+    "QueueCapacity": ("grid.hosting_queue", "QueueCapacity"),
     "contingency": ("grid.outages", "contingency"),
     "load_loss": ("grid.loadloss", "load_loss"),
     "LoadLoss": ("grid.loadloss", "LoadLoss"),

@@ -23,7 +23,8 @@ from aiload.errors import InputError, InputWarning
 from aiload.timeseries import validate_power_series
 from grid.topology import check_supplied
 
-__all__ = ["facility_mw", "check_bus", "check_power_factor", "q_mvar", "attach", "is_number"]
+__all__ = ["facility_mw", "check_bus", "check_power_factor", "q_mvar", "attach", "attach_all",
+           "is_number"]
 
 FACILITY_LOAD_NAME = "aiload facility"
 
@@ -284,11 +285,38 @@ def attach(
     (pandapower.pandapowerNet, int)
         The copy and the index of the facility load in ``copy.load``.
     """
-    bus = check_bus(net, bus)
+    out, index = attach_all(net, [bus], p_mw=[p_mw], power_factor=power_factor)
+    return out, int(index[0])
+
+
+def attach_all(
+    net: pp.pandapowerNet, buses, *, p_mw=None, power_factor: float = 0.99
+) -> tuple[pp.pandapowerNet, np.ndarray]:
+    """A copy of ``net`` with one constant-power facility load at each of ``buses``.
+
+    The interconnection queue's form of :func:`attach` (which is its one-bus case).
+
+    Parameters
+    ----------
+    net : pandapower.pandapowerNet
+        The network; never modified.
+    buses : sequence of int
+        The facilities' buses, in queue order.
+    p_mw : sequence of float, optional
+        Each facility's active power [MW]; default 0.
+    power_factor : float
+        Lagging power factor of every facility [-], in (0, 1].
+
+    Returns
+    -------
+    (pandapower.pandapowerNet, numpy.ndarray)
+        The copy and the facilities' indexes in ``copy.load``, in the order of ``buses``.
+    """
+    buses = [check_bus(net, bus) for bus in buses]
     pf = check_power_factor(power_factor)
+    p_mw = [0.0] * len(buses) if p_mw is None else list(p_mw)
     out = copy.deepcopy(net)
     drop_user_pf_options(out)
-    idx = pp.create_load(
-        out, bus, p_mw=float(p_mw), q_mvar=float(q_mvar(p_mw, pf)), name=FACILITY_LOAD_NAME
-    )
-    return out, int(idx)
+    index = [pp.create_load(out, bus, p_mw=float(p), q_mvar=float(q_mvar(p, pf)),
+                            name=FACILITY_LOAD_NAME) for bus, p in zip(buses, p_mw, strict=True)]
+    return out, np.asarray(index, dtype=np.int64)

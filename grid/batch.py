@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 from scipy.sparse import linalg as splinalg
 
-from grid.engines import AGREEMENT_PU, MAX_ITERATION, TOLERANCE_MVA, Model, solve_newton
+from grid.engines import (AGREEMENT_PU, MAX_ITERATION, TOLERANCE_MVA, Model, per_facility,
+                          solve_newton)
 
 __all__ = ["solve_lightsim2grid", "MAX_RESTARTS"]
 
@@ -57,15 +58,17 @@ def solve_lightsim2grid(
     open_other = net.switch.et.isin(["b", "t", "t3"]) & ~net.switch.closed.astype(bool)
     if len(net.switch) and open_other.any():
         return "open bus-bus or transformer switches are present"
+    p_mw, q_mvar = per_facility(model, p_mw), per_facility(model, q_mvar)
     n = len(p_mw)
     load_p = np.tile((net.load.p_mw * net.load.scaling).to_numpy(), (n, 1))
     load_q = np.tile((net.load.q_mvar * net.load.scaling).to_numpy(), (n, 1))
-    others = np.flatnonzero(net.load.index != model.load_index)
+    others = np.flatnonzero(~net.load.index.isin(model.load_indices))
     load_p[:, others] *= scale[:, None]
     load_q[:, others] *= scale[:, None]
-    pos = net.load.index.get_loc(model.load_index)
-    load_p[:, pos] = p_mw
-    load_q[:, pos] = q_mvar
+    for j, index in enumerate(model.load_indices):
+        pos = net.load.index.get_loc(index)
+        load_p[:, pos] = p_mw[:, j]
+        load_q[:, pos] = q_mvar[:, j]
     gen_p = np.tile(
         np.r_[(net.gen.p_mw * net.gen.scaling).to_numpy(), net.res_ext_grid.p_mw.to_numpy()],
         (n, 1),
@@ -99,8 +102,9 @@ def solve_lightsim2grid(
     good = np.flatnonzero(converged)
     if good.size == 0:
         return "no step converged in the lightsim2grid batch run"
-    sample = np.unique([good[0], good[np.argmax(p_mw[good])], good[np.argmin(p_mw[good])],
-                        good[-1]])
+    total_mw = p_mw.sum(axis=1)  # one facility: its own values, exactly
+    sample = np.unique([good[0], good[np.argmax(total_mw[good])],
+                        good[np.argmin(total_mw[good])], good[-1]])
     v_ref, conv = solve_newton(model, p_mw[sample], q_mvar[sample], scale[sample])
     if not conv.all():
         return "the exact engine did not converge at a sampled step"

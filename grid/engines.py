@@ -39,8 +39,8 @@ from aiload._notice import slow_without
 from aiload.errors import InputError
 from grid.solver_settings import AGREEMENT_PU, MAX_ITERATION, TOLERANCE_MVA
 
-__all__ = ["Model", "prepare", "without_branches", "injections", "solve_newton", "solve_runpp",
-           "flows", "AGREEMENT_PU", "MAX_ITERATION", "TOLERANCE_MVA"]
+__all__ = ["Model", "per_facility", "prepare", "without_branches", "injections", "solve_newton",
+           "solve_runpp", "flows", "AGREEMENT_PU", "MAX_ITERATION", "TOLERANCE_MVA"]
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +53,14 @@ class Model:
     """
 
     net: pp.pandapowerNet
-    load_index: int
+    load_indices: np.ndarray  # net.load rows of the facilities, in the caller's order
     base_mva: float
     ybus: sparse.csc_matrix
     yf: sparse.csr_matrix
     yt: sparse.csr_matrix
     sbus0: np.ndarray
     sload: np.ndarray
-    facility_row: int
+    facility_rows: np.ndarray  # ppci bus row of each facility; -1 when islanded
     ref: np.ndarray
     pv: np.ndarray
     pq: np.ndarray
@@ -80,6 +80,38 @@ class Model:
     q_sched_bus: np.ndarray | None = None
     q_lims_note: str = ""
     trafo3w_row: np.ndarray | None = None  # (3, n_trafo3w) ppci rows: hv, mv, lv windings
+
+    @property
+    def load_index(self) -> int:
+        """The ``net.load`` row of the only facility (a model of one facility only)."""
+        return int(self._only(self.load_indices))
+
+    @property
+    def facility_row(self) -> int:
+        """The ppci bus row of the only facility, -1 when islanded (one facility only)."""
+        return int(self._only(self.facility_rows))
+
+    def _only(self, values: np.ndarray):
+        if len(values) != 1:
+            raise InputError(f"this study takes one facility; the model has {len(values)} "
+                             "(an interconnection queue): pass one bus and one series.")
+        return values[0]
+
+
+def per_facility(model: Model, values: np.ndarray) -> np.ndarray:
+    """Per-step facility values as (steps, facilities): a 1-D array is the only facility's.
+
+    The one-facility call is the queue's special case: a column view of the same numbers,
+    so that one facility gives the same bits through either form.
+    """
+    values = np.asarray(values)
+    if values.ndim == 1:
+        model._only(model.load_indices)
+        return values[:, None]
+    if values.ndim != 2 or values.shape[1] != len(model.load_indices):
+        raise InputError(f"expected facility values as (steps, {len(model.load_indices)}) "
+                         f"[MW], got shape {values.shape}.")
+    return values
 
 
 # numba=False in every runpp here: with numba installed, the first runpp of a process spends
@@ -130,19 +162,23 @@ def _fast_reason(net: pp.pandapowerNet) -> str | None:
     return None
 
 
-def prepare(net: pp.pandapowerNet, load_index: int,
+def prepare(net: pp.pandapowerNet, load_index: int | np.ndarray | list[int],
             enforce_q_lims: bool | None = False) -> Model:
-    """Solve ``net`` once (facility at 0 MW) and keep pandapower's internal matrices.
+    """Solve ``net`` once (facilities at 0 MW) and keep pandapower's internal matrices.
 
-    ``net`` is a copy made by :func:`grid.attach.attach`; it is solved in place. With
+    ``net`` is a copy made by :func:`grid.attach.attach` (or :func:`grid.attach.attach_all`
+    for a queue: ``load_index`` then lists the facilities' ``net.load`` rows in queue
+    order); it is solved in place. With
     ``enforce_q_lims`` the generators' summed Q limits per bus are kept for the PV -> PQ
     switching of :func:`solve_newton` (see :mod:`grid.qlims`); None takes the network's
     default (:func:`grid.qlims.default_enforce_q_lims`), and falls back to no limits, with a
     warning and ``Model.q_lims_note``, when the network without the facility does not
     converge with them (case300 in pandapower 3.5). An explicit True then raises.
     """
-    net.load.at[load_index, "p_mw"] = 0.0
-    net.load.at[load_index, "q_mvar"] = 0.0
+    load_indices = np.atleast_1d(np.asarray(load_index, dtype=np.int64))
+    for index in load_indices:
+        net.load.at[index, "p_mw"] = 0.0
+        net.load.at[index, "q_mvar"] = 0.0
     _run_base(net)
     ppc = net._ppc
     internal = ppc["internal"]
@@ -155,7 +191,7 @@ def prepare(net: pp.pandapowerNet, load_index: int,
     bus_row[~net.bus.in_service.to_numpy()] = -1
 
     # per-ppci-bus sum of the existing loads, the part the background profile scales
-    loads = net.load.drop(index=load_index)
+    loads = net.load.drop(index=load_indices)
     loads = loads[loads.in_service]
     s_load = (loads.p_mw * loads.scaling + 1j * loads.q_mvar * loads.scaling).to_numpy()
     rows = lookup[loads.bus.to_numpy()]
@@ -184,14 +220,14 @@ def prepare(net: pp.pandapowerNet, load_index: int,
     ref = np.asarray(internal["ref"], dtype=np.int64)
     model = Model(
         net=net,
-        load_index=load_index,
+        load_indices=load_indices,
         base_mva=base_mva,
         ybus=sparse.csc_matrix(internal["Ybus"]),
         yf=sparse.csr_matrix(internal["Yf"]),
         yt=sparse.csr_matrix(internal["Yt"]),
         sbus0=sbus0,
         sload=sload,
-        facility_row=int(bus_row[net.bus.index.get_loc(net.load.at[load_index, "bus"])]),
+        facility_rows=bus_row[net.bus.index.get_indexer(net.load.loc[load_indices, "bus"])],
         ref=ref,
         pv=np.asarray(internal["pv"], dtype=np.int64),
         pq=np.asarray(internal["pq"], dtype=np.int64),
@@ -213,7 +249,7 @@ def prepare(net: pp.pandapowerNet, load_index: int,
         model.q_max_bus, model.q_min_bus, model.q_sched_bus = bus_q_limits(internal, base_mva,
                                                                           sbus0)
         model.enforce_q_lims = True
-        zero = np.zeros(1)
+        zero = np.zeros((1, len(load_indices)))
         base_ok = (solve_runpp if model.fast_reason else solve_newton)(model, zero, zero,
                                                                        np.ones(1))[1][0]
         if not base_ok:
@@ -258,12 +294,11 @@ def without_branches(model: Model, rows: np.ndarray) -> tuple[Model, np.ndarray]
     zero = sparse.diags((~np.isin(np.arange(len(model.f_bus)), rows)).astype(float))
     bus_row = np.where((model.bus_row >= 0) & ~islanded[np.maximum(model.bus_row, 0)],
                        model.bus_row, -1)
-    facility_row = model.facility_row
-    if facility_row >= 0 and islanded[facility_row]:
-        facility_row = -1
+    rows_f = model.facility_rows
+    facility_rows = np.where((rows_f >= 0) & ~islanded[np.maximum(rows_f, 0)], rows_f, -1)
     out = replace(
         model, ybus=ybus, yf=sparse.csr_matrix(zero @ model.yf),
-        yt=sparse.csr_matrix(zero @ model.yt), bus_row=bus_row, facility_row=facility_row,
+        yt=sparse.csr_matrix(zero @ model.yt), bus_row=bus_row, facility_rows=facility_rows,
         pv=model.pv[~islanded[model.pv]], pq=model.pq[~islanded[model.pq]],
     )
     return out, islanded
@@ -288,8 +323,9 @@ def _ref_injection(model: Model, p_mw: np.ndarray, q_mvar: np.ndarray,
     """The slack bus' column of :func:`injections` [pu], without building the whole matrix."""
     r = model.ref[0]
     s_ref = model.sbus0[r] - (scale - 1.0) * model.sload[r]
-    if model.facility_row == r:
-        s_ref = s_ref - (p_mw + 1j * q_mvar) / model.base_mva
+    p, q = per_facility(model, p_mw), per_facility(model, q_mvar)
+    for j in np.flatnonzero(model.facility_rows == r):
+        s_ref = s_ref - (p[:, j] + 1j * q[:, j]) / model.base_mva
     return np.asarray(s_ref, dtype=complex)
 
 
@@ -355,11 +391,17 @@ def _trafo3w_loading(model: Model, v: np.ndarray) -> np.ndarray:
 
 
 def injections(model: Model, p_mw: np.ndarray, q_mvar: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """Bus injections of every step [pu], shape (steps, buses)."""
-    sbus = np.repeat(model.sbus0[None, :], len(p_mw), axis=0)
+    """Bus injections of every step [pu], shape (steps, buses).
+
+    ``p_mw``, ``q_mvar``: (steps,) for a model of one facility, (steps, facilities) for a
+    queue [MW], [MVAr].
+    """
+    p, q = per_facility(model, p_mw), per_facility(model, q_mvar)
+    sbus = np.repeat(model.sbus0[None, :], len(p), axis=0)
     sbus -= (scale[:, None] - 1.0) * model.sload[None, :]
-    if model.facility_row >= 0:  # an islanded facility bus draws nothing from the grid
-        sbus[:, model.facility_row] -= (p_mw + 1j * q_mvar) / model.base_mva
+    for j, row in enumerate(model.facility_rows):
+        if row >= 0:  # an islanded facility bus draws nothing from the grid
+            sbus[:, row] -= (p[:, j] + 1j * q[:, j]) / model.base_mva
     return sbus
 
 
@@ -405,7 +447,8 @@ def solve_runpp(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Reference: ``pandapower.runpp`` once per step on a copy of the net."""
     net = copy.deepcopy(model.net)
-    others = net.load.index != model.load_index
+    others = ~net.load.index.isin(model.load_indices)
+    p_mw, q_mvar = per_facility(model, p_mw), per_facility(model, q_mvar)
     base_p = net.load.p_mw.to_numpy().copy()
     base_q = net.load.q_mvar.to_numpy().copy()
     n = len(p_mw)
@@ -418,8 +461,9 @@ def solve_runpp(
         q = np.where(others, base_q * scale[k], 0.0)
         net.load["p_mw"] = p
         net.load["q_mvar"] = q
-        net.load.at[model.load_index, "p_mw"] = p_mw[k]
-        net.load.at[model.load_index, "q_mvar"] = q_mvar[k]
+        for j, index in enumerate(model.load_indices):
+            net.load.at[index, "p_mw"] = p_mw[k, j]
+            net.load.at[index, "q_mvar"] = q_mvar[k, j]
         try:
             pp.runpp(net, lightsim2grid=False, numba=False, tolerance_mva=TOLERANCE_MVA,
                      max_iteration=MAX_ITERATION, enforce_q_lims=model.enforce_q_lims)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandapower as pp
@@ -13,8 +14,12 @@ from aiload.errors import InputError
 from aiload.timeseries import require_tz_aware
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, is_number, q_mvar
+from grid.bisection import bisect_capacity
 from grid.limits import Limits
 from grid.powerflow import background_values, solve
+
+if TYPE_CHECKING:
+    from grid.hosting_queue import QueueCapacity
 
 __all__ = ["HostingCapacity", "hosting_capacity", "worst_violation", "base_violation_text",
            "refuse_slack_bus"]
@@ -161,14 +166,15 @@ def refuse_slack_bus(net: pp.pandapowerNet, bus: int) -> None:
 def hosting_capacity(
     net: pp.pandapowerNet,
     *,
-    bus: int,
+    bus: int | None = None,
+    queue=None,
     limits: Limits | None = None,
     power_factor: float = 0.99,
     background: pd.Series | None = None,
     p_max_mw: float = 10_000.0,
     tolerance_mw: float = 0.01,
     enforce_q_lims: bool | None = None,
-) -> HostingCapacity:
+) -> HostingCapacity | QueueCapacity:
     """Largest constant facility load at ``bus`` that violates no limit, by bisection.
 
     Parameters
@@ -176,7 +182,12 @@ def hosting_capacity(
     net : pandapower.pandapowerNet
         The network; never modified.
     bus : int
-        Index of the connection bus in ``net.bus``.
+        Index of the connection bus in ``net.bus`` (one facility).
+    queue : Mapping, optional
+        Instead of ``bus``: the interconnection queue, a mapping bus -> requested size
+        [MW] or facility series (sized by its peak), in queue order. Returns a
+        :class:`grid.hosting_queue.QueueCapacity`: the largest common scaling of all
+        requests, and the allocation in queue order with each facility's binding constraint.
     limits : Limits, optional
         Voltage band [pu] and loading limit [%]; default ``Limits()``.
     power_factor : float
@@ -215,8 +226,12 @@ def hosting_capacity(
     >>> round(hc.p_mw), hc.element, hc.quantity
     (138, 'bus 49', 'vm_pu')
     """
-    bus = check_bus(net, bus)
-    refuse_slack_bus(net, bus)
+    if queue is not None and bus is not None:
+        raise InputError(f"got both bus={bus!r} and a queue; a queue names each facility's bus "
+                         "as its key: omit bus=.")
+    if queue is None:
+        bus = check_bus(net, bus)
+        refuse_slack_bus(net, bus)
     pf = check_power_factor(power_factor)
     limits = limits if limits is not None else Limits()
     if not isinstance(limits, Limits):
@@ -244,6 +259,14 @@ def hosting_capacity(
         require_tz_aware(background.index, "background")
         scale = background_values(background)
         times = background.index
+    if queue is not None:
+        from grid.hosting_queue import queue_capacity
+
+        # this module's rules passed in: grid.hosting_queue does not import grid.hosting
+        return queue_capacity(net, queue, limits=limits, power_factor=pf,
+                              background=background, p_max_mw=float(p_max_mw),
+                              tolerance_mw=float(tolerance_mw), enforce_q_lims=enforce_q_lims,
+                              rules=(worst_violation, base_violation_text, refuse_slack_bus))
     work, load_index = attach(net, bus, power_factor=pf)
     model = engines.prepare(work, load_index, enforce_q_lims)
     # one step: Newton directly; a series: the batch engine where it is verified
@@ -261,21 +284,9 @@ def hosting_capacity(
     out0, conv0, _, _ = solve(model, p0, p0, scale, engine)
     if worst_violation(out0, conv0, limits, columns) is not None:
         raise InputError(base_violation_text(out0, conv0, limits, columns, times))
-    lo, hi = 0.0, 1.0
-    worst = check(hi)
-    while worst is None:
-        lo, hi = hi, min(2 * hi, p_max_mw)
-        if lo >= p_max_mw:
-            raise InputError(f"bus {bus} hosts more than p_max_mw={p_max_mw} MW without a "
-                             "violation; raise p_max_mw.")
-        worst = check(hi)
-    while hi - lo > tolerance_mw:
-        mid = 0.5 * (lo + hi)
-        found = check(mid)
-        if found is None:
-            lo = mid
-        else:
-            hi, worst = mid, found
+    lo, worst = bisect_capacity(check, p_max=p_max_mw, tolerance=tolerance_mw,
+                                too_much=f"bus {bus} hosts more than p_max_mw={p_max_mw} MW "
+                                         "without a violation; raise p_max_mw.")
     k, element, quantity, value, limit = worst
     from grid.stability import nose
 

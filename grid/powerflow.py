@@ -1,4 +1,4 @@
-"""Time-series power flow of a network with a facility load at one bus."""
+"""Time-series power flow of a network with a facility load at one bus, or a queue of them."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pandas as pd
 
 from aiload.errors import InputError
 from grid import batch, engines
-from grid.attach import attach, check_bus, check_power_factor, facility_mw, q_mvar
+from grid.attach import attach_all, check_power_factor, q_mvar
 from grid.limits import Limits
+from grid.queue import Facilities, facilities
 
 __all__ = ["GridResult", "timeseries", "ENGINES"]
 
@@ -40,9 +41,10 @@ class GridResult:
     converged : pandas.Series
         Whether the power flow converged at each step (bool).
     facility_mw : pandas.Series
-        The facility's active power used at each step [MW].
-    bus : int
-        The facility's bus.
+        The facility's active power used at each step [MW]; for a queue, all facilities'
+        together.
+    bus : int or None
+        The facility's bus; None for a queue (see ``buses``).
     engine : str
         The engine that produced the results (``"lightsim2grid"``, ``"newton"``, ``"runpp"``;
         ``"newton_qlims"`` / ``"runpp_qlims"`` when generator Q limits were enforced).
@@ -55,6 +57,11 @@ class GridResult:
     trafo3w_loading_percent : pandas.DataFrame
         3-winding transformer loading [%], time x trafo3w: the largest of the three
         windings' loadings, each against its own rating (``res_trafo3w.loading_percent``).
+    facilities_mw : pandas.DataFrame
+        Each facility's own active power per step [MW], time x bus (columns in queue
+        order; one column for one facility).
+    buses : tuple of int
+        The facilities' buses, in queue order.
     """
 
     vm_pu: pd.DataFrame
@@ -63,12 +70,14 @@ class GridResult:
     ext_grid_p_mw: pd.Series
     converged: pd.Series
     facility_mw: pd.Series
-    bus: int
+    bus: int | None
     engine: str
     engine_reason: str = ""
     limits: Limits = field(default_factory=Limits)
     enforce_q_lims: bool = False
     trafo3w_loading_percent: pd.DataFrame = field(default_factory=pd.DataFrame)
+    facilities_mw: pd.DataFrame = field(default_factory=pd.DataFrame)
+    buses: tuple[int, ...] = ()
 
     @property
     def failed_steps(self) -> pd.DatetimeIndex:
@@ -212,6 +221,45 @@ class GridResult:
         out = pd.DataFrame(rows, columns=columns)
         return out.sort_values("hours", ascending=False, kind="stable").reset_index(drop=True)
 
+    def facility_summary(self, limits: Limits | None = None) -> pd.DataFrame:
+        """Each facility of the study and the voltage at its own bus.
+
+        Parameters
+        ----------
+        limits : Limits, optional
+            Voltage band [pu]; default: the limits given to :func:`timeseries`.
+
+        Returns
+        -------
+        pandas.DataFrame
+            One row per facility in queue order, index ``bus``: ``peak_mw`` and
+            ``mean_mw`` [MW], ``energy_mwh`` [MWh] of its own series, ``min_vm_pu`` and
+            ``max_vm_pu`` at its bus [pu], ``undervoltage_hours`` and
+            ``overvoltage_hours`` [h] (steps at its bus outside the band times the step),
+            ``min_vm_time`` (the step of ``min_vm_pu``). The network-wide picture per
+            element is :meth:`violation_summary`.
+        """
+        lim = limits if limits is not None else self.limits
+        if not isinstance(lim, Limits):
+            raise InputError(f"limits: expected a grid.Limits (e.g. grid.Limits(vm_min_pu=0.94)) "
+                             f"or None, got {type(lim).__name__}.")
+        step_h = _step_hours(self.vm_pu.index)
+        rows = []
+        for b in self.facilities_mw.columns:
+            p = self.facilities_mw[b].to_numpy(dtype=np.float64)
+            vm = self.vm_pu[b].to_numpy(dtype=np.float64)
+            solved = np.isfinite(vm)
+            rows.append({
+                "bus": int(b), "peak_mw": float(p.max()), "mean_mw": float(p.mean()),
+                "energy_mwh": float(p.sum()) * step_h,
+                "min_vm_pu": float(vm[solved].min()) if solved.any() else np.nan,
+                "max_vm_pu": float(vm[solved].max()) if solved.any() else np.nan,
+                "undervoltage_hours": float((vm[solved] < lim.vm_min_pu).sum()) * step_h,
+                "overvoltage_hours": float((vm[solved] > lim.vm_max_pu).sum()) * step_h,
+                "min_vm_time": (self.vm_pu.index[int(np.nanargmin(vm))] if solved.any()
+                                else pd.NaT)})
+        return pd.DataFrame(rows).set_index("bus")
+
 
 def _step_hours(index: pd.DatetimeIndex) -> float:
     """The duration of one step of ``index`` [h]: its ``freq``, else its (regular) spacing."""
@@ -331,30 +379,34 @@ def timeseries(
     net: pp.pandapowerNet,
     load_mw: pd.Series | object,
     *,
-    bus: int,
+    bus: int | None = None,
     power_factor: float = 0.99,
     background: pd.Series | None = None,
     engine: str = "auto",
     limits: Limits | None = None,
     enforce_q_lims: bool | None = None,
 ) -> GridResult:
-    """Power flow of every step of a facility series attached at ``bus``.
+    """Power flow of every step of a facility series attached at ``bus`` (or of a queue).
 
     Parameters
     ----------
     net : pandapower.pandapowerNet
-        The network; never modified (a copy receives the facility load).
-    load_mw : pandas.Series or FacilityLoad
+        The network; never modified (a copy receives the facility loads).
+    load_mw : pandas.Series, FacilityLoad or Mapping
         Interval-mean facility power on a tz-aware, fixed-step index [MW]. A Series named
         ``*_kw`` or a ``FacilityLoad`` (``power["facility_kw"]``) is in [kW] and converted
-        here.
-    bus : int
-        Index of the connection bus in ``net.bus``.
+        here. Or a mapping bus -> such a series: the interconnection queue, each facility
+        with its own index and zone, aligned on one UTC axis (same step, common span:
+        :func:`grid.queue.align`); ``bus`` is then omitted. One facility is the queue's
+        special case: ``{5: s}`` gives the same numbers as ``s, bus=5``.
+    bus : int, optional
+        Index of the connection bus in ``net.bus`` (one facility).
     power_factor : float
         Lagging power factor of the facility [-], in (0, 1]; ``q = p * tan(acos(pf))``.
     background : pandas.Series, optional
         Multipliers [-] of every existing load's p and q per step (same index as the
-        facility series); default 1 (the loads as in ``net``).
+        facility series; for a queue, the UTC axis of ``result.facilities_mw``); default 1
+        (the loads as in ``net``).
     engine : {"auto", "lightsim2grid", "newton", "runpp"}
         ``"auto"`` tries lightsim2grid's batch solver, keeps it only where it agrees with
         pandapower's own matrices to 1e-6 pu, else uses ``"newton"`` (exact, fast), else
@@ -391,27 +443,33 @@ def timeseries(
     >>> bool(res.converged.all())
     True
     """
-    series = facility_mw(load_mw, net=net)
-    check_bus(net, bus)
+    queue = facilities(load_mw, bus, net=net)
     pf = check_power_factor(power_factor)
     if engine not in ENGINES:
         raise InputError(f"engine: expected one of {ENGINES}, got {engine!r}.")
     if limits is not None and not isinstance(limits, Limits):
         raise InputError(f"limits: expected a grid.Limits (e.g. grid.Limits(vm_min_pu=0.94)) "
                          f"or None, got {type(limits).__name__}.")
-    scale = _background_scale(background, series.index)
-    work, load_index = attach(net, bus, power_factor=pf)
+    scale = _background_scale(background, queue.p_mw.index)
+    work, load_index = attach_all(net, queue.buses, power_factor=pf)
     model = engines.prepare(work, load_index, enforce_q_lims)
-    p = series.to_numpy(dtype=np.float64)
+    p = queue.p_mw.to_numpy(dtype=np.float64)
     out, converged, used, reason = solve(model, p, q_mvar(p, pf), scale, engine)
-    return assemble(net, series, out, converged, bus, used, reason, model, limits)
+    return assemble(net, queue.total_mw, out, converged, queue.buses[0] if queue.single
+                    else None, used, reason, model, limits, queue)
 
 
-def assemble(net, series: pd.Series, out: dict[str, np.ndarray], converged: np.ndarray, bus: int,
-             engine: str, reason: str, model: engines.Model, limits: Limits | None) -> GridResult:
+def assemble(net, series: pd.Series, out: dict[str, np.ndarray], converged: np.ndarray,
+             bus: int | None, engine: str, reason: str, model: engines.Model,
+             limits: Limits | None, queue: Facilities | None = None) -> GridResult:
     """A :class:`GridResult` from the solved steps' quantities (``out``: arrays from
-    :func:`grid.engines.flows`, in step order); warns about steps that did not converge."""
+    :func:`grid.engines.flows`, in step order); warns about steps that did not converge.
+
+    ``series``: all facilities' power [MW]; ``queue``: each one's (default: ``series`` as
+    the one facility at ``bus``)."""
     idx = series.index
+    if queue is None:
+        queue = Facilities(series.to_frame(name=int(bus)).rename_axis(columns="bus"), True)
     n_bad = int((~converged).sum())
     if n_bad:
         # no step at all solving is the mark of a kW series read as MW
@@ -428,7 +486,7 @@ def assemble(net, series: pd.Series, out: dict[str, np.ndarray], converged: np.n
         ext_grid_p_mw=pd.Series(out["ext_grid_p_mw"], index=idx, name="ext_grid_p_mw"),
         converged=pd.Series(converged, index=idx, name="converged"),
         facility_mw=series,
-        bus=int(bus),
+        bus=None if bus is None else int(bus),
         engine=engine,
         engine_reason="; ".join(x for x in (reason, model.q_lims_note) if x),
         limits=limits if limits is not None else Limits(),
@@ -436,4 +494,6 @@ def assemble(net, series: pd.Series, out: dict[str, np.ndarray], converged: np.n
         trafo3w_loading_percent=pd.DataFrame(
             out.get("trafo3w_loading_percent", np.zeros((len(idx), 0))), index=idx,
             columns=net.trafo3w.index.copy()),
+        facilities_mw=queue.p_mw,
+        buses=queue.buses,
     )
