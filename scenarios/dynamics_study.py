@@ -5,7 +5,8 @@ grid stage is prepared (before anything is computed); :func:`run_dynamics_study`
 ``grid.dynamics.simulate`` (and ``loss_of_load_capacity`` when asked) and returns a
 :class:`DynamicsStudy`, whose scalar fields go to ``summary.json`` (``grid.dynamics``) and
 whose tables to ``grid_dynamics_trajectories.parquet`` (and
-``grid_dynamics_loss_of_load_runs.parquet``), as for every grid study. Units change here: the
+``grid_dynamics_loss_of_load_runs.parquet``, ``grid_dynamics_fault_scan_runs.parquet``), as for
+every grid study; :func:`digest_line` is its line in ``aiload run``'s closing summary. Units change here: the
 scenario speaks MW, ``grid.dynamics`` takes the facility in kW.
 """
 
@@ -20,7 +21,7 @@ import pandas as pd
 from aiload.errors import InputError
 
 __all__ = ["DynamicsStudy", "check_dynamics", "simulate_kwargs", "run_dynamics_study",
-           "event_rows"]
+           "event_rows", "digest_line"]
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,10 @@ class DynamicsStudy:
 
     Scalars [units in the names] are the figures of ``grid.dynamics.DynamicResult`` for the
     one facility; ``events``, ``ride_through``, ``limits`` say what was simulated;
-    ``transfers`` the rule's transfers and returns; ``trajectories`` the traces on the
+    ``transfers`` the rule's transfers and returns; ``fault_scan`` (``[grid.dynamics.fault_scan]``)
+    one record per faulted bus: the facility-bus voltage minimum [pu], whether the facility
+    transferred, the MW lost, the frequency zenith [Hz], whether ANDES completed the run (also
+    as the table ``fault_scan_runs``); ``trajectories`` the traces on the
     simulation's time axis (seconds from its start): COI and facility-bus frequency [Hz],
     facility-bus voltage [pu], facility power [MW] and online share [-], every machine's
     frequency and every bus voltage. ``result`` is the ``DynamicResult`` itself (not written).
@@ -63,6 +67,9 @@ class DynamicsStudy:
     loss_of_load: dict | None
     trajectories: pd.DataFrame = field(repr=False)
     loss_of_load_runs: pd.DataFrame | None = field(default=None, repr=False)
+    fault_scan: list | None = None
+    fault_scan_settings: dict | None = None
+    fault_scan_runs: pd.DataFrame | None = field(default=None, repr=False)
     result: Any = field(default=None, repr=False)
 
 
@@ -93,6 +100,11 @@ def check_dynamics(section) -> None:
                          "for IEEE 39 the pandapower case39 index + 1). Set grid.dynamics.bus "
                          "to one of them.")
     lines = [r["idx"] for r in c.records.get("Line", ())]
+    scan = section.fault_scan
+    if scan is not None and scan.buses != "all":
+        missing = [b for b in scan.buses if b not in buses]
+        if missing:
+            raise InputError(f"grid.dynamics.fault_scan.buses has {missing[0]!r}: {where}.")
     for i, e in enumerate(section.events):
         if e.kind == "fault" and e.bus not in buses:
             raise InputError(f"grid.dynamics.events[{i}].bus = {e.bus!r}: {where}.")
@@ -203,6 +215,13 @@ def run_dynamics_study(section, load_mw: pd.Series,
                 "f_max_hz": cap.f_max_hz, "f_min_hz": cap.f_min_hz, "binding": cap.binding,
                 "tolerance_mw": cap.tolerance_mw, "runs": len(cap.runs)}
         runs = cap.runs
+    scan = scan_runs = scan_settings = None
+    if dyn.fault_scan is not None:
+        scan_runs, scan_settings = _fault_scan(c, dyn, section.power_factor,
+                                               float(r.scheduled_mw[name].iloc[0]))
+        scan = [{"fault_bus": b.item() if hasattr(b, "item") else b, **{k: (bool(v) if k in ("tripped", "completed") else float(v))
+                                    for k, v in row.items()}}
+                for b, row in scan_runs.iterrows()]
     study = DynamicsStudy(
         case=c.name, source=c.source, bus=dyn.bus,
         facility_mw=float(r.scheduled_mw[name].iloc[0]), facility_from=what, facility_at=at,
@@ -222,5 +241,57 @@ def run_dynamics_study(section, load_mw: pd.Series,
                              "band_hz": list(row["band_hz"])}
                       for band, row in osc.iterrows()},
         verdict_passed=verdict.passed, verdict_reasons=list(verdict.reasons),
-        loss_of_load=loss, trajectories=_trajectories(r), loss_of_load_runs=runs, result=r)
+        loss_of_load=loss, trajectories=_trajectories(r), loss_of_load_runs=runs,
+        fault_scan=scan, fault_scan_settings=scan_settings, fault_scan_runs=scan_runs, result=r)
     return {"dynamics": study}
+
+
+def _fault_scan(c, dyn, power_factor: float, facility_mw: float):
+    """``which_faults_trip`` for ``[grid.dynamics.fault_scan]``: the facility at the study's
+    power at its start [MW], with the study's rule, power factor and dispatch."""
+    from grid.dynamics import which_faults_trip
+
+    scan = dyn.fault_scan
+    buses = None if scan.buses == "all" else list(scan.buses)
+    table = which_faults_trip(c, dyn.bus, facility_mw * 1e3,
+                              ride_through=dyn.ride_through.to_rule(), fault_buses=buses,
+                              cycles=scan.cycles, x_pu=scan.x_pu, t_end_s=scan.t_end_s,
+                              dt_s=scan.dt_s, power_factor=power_factor, dispatch=dyn.dispatch)
+    settings = {"facility_mw": facility_mw, "cycles": scan.cycles,
+                "duration_s": scan.cycles / c.freq_hz, "x_pu": scan.x_pu, "t_fault_s": 0.5,
+                "t_end_s": scan.t_end_s, "dt_s": scan.dt_s, "buses": len(table),
+                "tripping": int(table["tripped"].sum())}
+    return table, settings
+
+
+def _hz(value) -> str:
+    """A frequency [Hz] to the mHz (4 significant digits would round 59.985 to 59.99)."""
+    return f"{value:.3f}" if isinstance(value, (int, float)) and math.isfinite(value) else "n/a"
+
+
+def digest_line(record: dict[str, Any]) -> str:
+    """The dynamic study's line in ``aiload run``'s closing summary, from its
+    ``summary.json`` record (``grid.dynamics``): nadir, zenith, MW lost, the verdict, and the
+    loss-of-load capacity and fault scan when computed."""
+    from scenarios.formatting import number
+
+    n = len(record.get("verdict_reasons") or ())
+    verdict = ("passes" if record.get("verdict_passed") else
+               f"fails ({n} breach{'es' if n != 1 else ''})")
+    line = (f"dynamics ({record.get('case')} bus {record.get('bus')}, "
+            f"{number(record.get('facility_mw', math.nan))} MW): nadir "
+            f"{_hz(record.get('frequency_nadir_hz'))} Hz, zenith "
+            f"{_hz(record.get('frequency_zenith_hz'))} Hz, "
+            f"{number(record.get('mw_lost', math.nan))} MW lost; verdict {verdict}")
+    if not record.get("completed", True):
+        line += "; the simulation stopped early"
+    lol = record.get("loss_of_load")
+    if lol:
+        line += f"; loss-of-load capacity {number(lol['facility_mw'])} MW"
+    scan = record.get("fault_scan")
+    if scan:
+        tripping = [str(row["fault_bus"]) for row in scan if row["tripped"]]
+        line += (f"; faults at {len(tripping)} of {len(scan)} buses trip it"
+                 + (f" ({', '.join(tripping[:10])}{', ...' if len(tripping) > 10 else ''})"
+                    if tripping else ""))
+    return line

@@ -454,6 +454,8 @@ def load_scenario(
         else:
             grid = scenario.grid.model_copy(update={"network": str(network_path)})
             scenario = scenario.model_copy(update={"grid": grid})
+    if scenario.grid is not None and scenario.grid.dynamics is not None:
+        scenario = _dynamics_paths(scenario, where, problems)
     if scenario.microgrid is not None and scenario.microgrid.options:
         problem = options_problem(scenario.microgrid.options)
         if problem is not None:
@@ -476,6 +478,34 @@ def load_scenario(
 
 
 _NETWORK_SUFFIXES = (".json", ".m", ".mat")
+
+
+def _dynamics_paths(scenario: Scenario, where: _Where,
+                    problems: list[tuple[tuple[str, ...], str]]) -> Scenario:
+    """``grid.dynamics.case`` (unless a bundled name) and ``grid.dynamics.dyr`` made absolute
+    against the scenario file's folder, as ``grid.network`` is; a missing file is a problem."""
+    from scenarios.schema_dynamics import BUNDLED_CASES  # noqa: PLC0415
+
+    dyn = scenario.grid.dynamics
+    update = {}
+    for key in ("case", "dyr"):
+        value = getattr(dyn, key)
+        if value is None or (key == "case" and value in BUNDLED_CASES):
+            continue
+        path = where.resolve(("grid", "dynamics", key), value)
+        if path.is_file():
+            update[key] = str(path)
+            continue
+        what = ("a bundled ANDES case name (" + ", ".join(BUNDLED_CASES) + ") or the path of "
+                "an ANDES xlsx/json case or a PSS/E .raw file" if key == "case" else
+                "the path of the PSS/E .dyr file of the .raw case")
+        problems.append((("grid", "dynamics", key),
+            f"field 'grid.dynamics.{key}' = {value!r}: no such file ({path}). Give {what} "
+            "(relative paths are relative to the scenario file)."))
+    if not update:
+        return scenario
+    grid = scenario.grid.model_copy(update={"dynamics": dyn.model_copy(update=update)})
+    return scenario.model_copy(update={"grid": grid})
 
 class _Where:
     """Where a field of a scenario file is written, and the folder its paths are relative to.

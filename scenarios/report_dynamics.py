@@ -14,7 +14,8 @@ from matplotlib.figure import Figure
 from scenarios import report_parts
 from scenarios.formatting import number
 
-__all__ = ["section", "events_table", "figures_table", "verdict_html"]
+__all__ = ["section", "events_table", "figures_table", "verdict_html", "fault_scan_table",
+           "fault_scan_html"]
 
 _esc = report_parts.esc
 
@@ -137,6 +138,39 @@ def _transfers_table(study) -> pd.DataFrame:
     return pd.DataFrame(out, columns=["time [s]", "what", "facility off the grid after it [MW]"])
 
 
+def fault_scan_table(study) -> pd.DataFrame:
+    """``[grid.dynamics.fault_scan]``: one row per faulted bus, units in the headers."""
+    rows = study.fault_scan or []
+    return pd.DataFrame({
+        "faulted bus": [str(r["fault_bus"]) for r in rows],
+        "lowest facility-bus voltage [pu]": [number(r["voltage_min_pu"]) for r in rows],
+        "facility leaves the grid": ["yes" if r["tripped"] else "no" for r in rows],
+        "power lost [MW]": [number(r["mw_lost"]) for r in rows],
+        "frequency zenith [Hz]": [f"{r['frequency_zenith_hz']:.3f}" for r in rows],
+        "run completed": ["yes" if r["completed"] else "no (lost synchronism)" for r in rows]})
+
+
+def fault_scan_html(study) -> str:
+    """Which fault locations make the facility leave the grid, in a sentence and a table
+    (``""`` when no scan was asked for)."""
+    if study.fault_scan is None:
+        return ""
+    st = study.fault_scan_settings
+    tripping = [str(r["fault_bus"]) for r in study.fault_scan if r["tripped"]]
+    which = (f"faults at {len(tripping)} of {st['buses']} buses make it leave the grid "
+             f"(bus{'es' if len(tripping) != 1 else ''} {', '.join(tripping)})" if tripping
+             else f"no fault at any of the {st['buses']} buses makes it leave the grid")
+    head = (f"<p><b>Fault scan:</b> {_esc(which)}. Each row is one simulation: the facility "
+            f"at {_esc(number(st['facility_mw']))} MW with its ride-through rule, a "
+            f"three-phase fault (reactance {_esc(number(st['x_pu']))} pu) at the bus from "
+            f"{_esc(number(st['t_fault_s']))} s, cleared after {_esc(number(st['cycles']))} "
+            f"cycles ({_esc(number(st['duration_s'] * 1e3))} ms), "
+            f"{_esc(number(st['t_end_s']))} s simulated at a "
+            f"{_esc(number(st['dt_s'] * 1e3))} ms step.</p>")
+    return (head + "<p class='muted'>fault locations</p>"
+            + report_parts.table(fault_scan_table(study), max_rows=200))
+
+
 def plot(study) -> Figure:
     """Frequency, facility-bus voltage and facility power over the run (three panels)."""
     from grid.dynamics.plots import plot_result
@@ -169,9 +203,13 @@ def section(study, tz, figure_html) -> str:
     if study.facility_at is not None:
         when = pd.Timestamp(study.facility_at).tz_convert(tz if tz is not None else "UTC")
         at = f", the interval from {when.strftime('%Y-%m-%d %H:%M')} ({report_parts.zone_name(tz)})"
+    what = (f"driven by {study.facility_from} ({number(study.facility_mw)} MW in the first "
+            "interval), each value held as constant power over its interval"
+            if study.facility_from.startswith("its own series") else
+            f"as a constant-power load of {number(study.facility_mw)} MW "
+            f"({study.facility_from}{at})")
     parts.append(
-        f"<p>The facility as a constant-power load of {_esc(number(study.facility_mw))} MW "
-        f"({_esc(study.facility_from)}{_esc(at)}) at bus {_esc(study.bus)} of ANDES's case "
+        f"<p>The facility {_esc(what)} at bus {_esc(study.bus)} of ANDES's case "
         f"{_esc(study.case)}, simulated for {_esc(number(study.t_end_s))} s at a "
         f"{_esc(number(study.dt_s * 1e3))} ms step; the case's own loads are constant "
         "impedance, its own timed events are dropped. Times below are seconds from the start "
@@ -211,6 +249,7 @@ def section(study, tz, figure_html) -> str:
                 "within the limit": runs["passed"].astype(bool),
                 "breach": [str(b) or "none" for b in runs["breach"]]})
             parts.append("<p class='muted'>sizes tried</p>" + report_parts.table(shown))
+    parts.append(fault_scan_html(study))
     parts.append(figure_html([(
         f"Dynamic study, {study.case} bus {study.bus}: centre-of-inertia frequency (grey: each "
         "machine; dashed: the limits) [Hz], facility-bus voltage [pu] and facility power [MW]; "

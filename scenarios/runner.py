@@ -207,6 +207,10 @@ def digest(summary: Mapping[str, Any]) -> list[str]:
                          f"{number(peak / 1000)} MW")
         if study == "flexible_interconnection" and values.get("firm_mw") is not None:
             lines.append(f"flexible interconnection: firm {number(values['firm_mw'])} MW")
+        if study == "dynamics":  # [grid.dynamics]: nadir, MW lost, verdict
+            from scenarios.dynamics_study import digest_line  # noqa: PLC0415
+
+            lines.append(digest_line(values))
         for key, record in values.items():
             if key.endswith("violations") and isinstance(record, Mapping):
                 label = key[:-len("violations")].rstrip("_").replace("_", " ")

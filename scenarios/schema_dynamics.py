@@ -14,11 +14,15 @@ Optional in a ``[grid]`` table::
     [grid.dynamics.ride_through]        # grid.dynamics.RideThrough (absent: its defaults)
     [grid.dynamics.limits]              # grid.dynamics.FrequencyLimits and the voltage curve
     [grid.dynamics.loss_of_load]        # grid.dynamics.loss_of_load_capacity (absent: none)
+    [grid.dynamics.fault_scan]          # grid.dynamics.which_faults_trip (absent: none)
+    buses = "all"                       # or a list of ANDES bus ids, e.g. [15, 17]
 
 The keys, units and defaults are those of ``grid.dynamics`` (docs/dynamics.md); every table
 builds its ``grid.dynamics`` object while the file is validated, so a bad value is reported
 with the file, the line and the key. Whether the buses exist in the case is checked when the
 grid stage is prepared, before anything is computed (reading the case takes seconds).
+A case or dyr file path is relative to the scenario file's folder (made absolute by
+``scenarios.loader``, as ``grid.network`` and ``site.weather`` are).
 """
 
 from __future__ import annotations
@@ -32,7 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from scenarios.schema_facility import refuse_non_finite
 
 __all__ = ["DynamicsSection", "DynamicsEventSection", "RideThroughSection",
-           "FrequencyLimitsSection", "LossOfLoadSection", "BUNDLED_CASES"]
+           "FrequencyLimitsSection", "LossOfLoadSection", "FaultScanSection", "BUNDLED_CASES"]
 
 #: ANDES's bundled cases (grid.dynamics.cases.BUNDLED; repeated so validating a file does not
 #: import ANDES, and checked equal by tests/scenarios/test_dynamics_scenario.py)
@@ -261,6 +265,42 @@ class LossOfLoadSection(_Section):
         return self
 
 
+class FaultScanSection(_Section):
+    """Which fault locations make the facility leave the grid
+    (``grid.dynamics.which_faults_trip``): one simulation per faulted bus, a
+    three-phase fault (bolted by default) at 0.5 s cleared after ``cycles``, the facility at the study's power with
+    its ride-through rule; the facility-bus voltage minimum, whether it transferred and the MW
+    lost, per bus."""
+
+    buses: list[int | str] | Literal["all"] = Field(
+        description="ANDES bus ids to fault, e.g. [15, 17]; \"all\": every bus of the case "
+        "(one run each)")
+    cycles: float = Field(5.0, gt=0.0, description="clearing time [cycles of the case's "
+                          "nominal frequency] (5: an assumption, as for the events)")
+    x_pu: float = Field(1e-4, gt=0.0, description="fault reactance on the system base [pu]; "
+                        "1e-4: a bolted fault")
+    t_end_s: float = Field(2.0, gt=0.5, le=600.0, description="simulated time per fault [s] "
+                           "(the fault starts at 0.5 s)")
+    dt_s: float = Field(1 / 120, gt=0.0, le=0.1, description="integration step [s]; the "
+                        "ride-through timers resolve to it")
+
+    @field_validator("buses")
+    @classmethod
+    def _some(cls, value):
+        if isinstance(value, list) and not value:
+            raise ValueError("buses = []: list the ANDES bus ids to fault, e.g. [15, 17], or "
+                             "write \"all\"")
+        if isinstance(value, list) and len(set(map(str, value))) != len(value):
+            raise ValueError(f"buses = {value!r} names a bus twice; list each once")
+        return value
+
+    @model_validator(mode="after")
+    def _steps(self) -> FaultScanSection:
+        if self.dt_s > self.t_end_s:
+            raise ValueError(f"dt_s = {self.dt_s} is longer than t_end_s = {self.t_end_s}")
+        return self
+
+
 class DynamicsSection(_Section):
     """A dynamic study of the facility in ANDES (``grid.dynamics.simulate``): the facility as
     a constant-power load at an ANDES bus, through the events, with its ride-through rule;
@@ -268,9 +308,10 @@ class DynamicsSection(_Section):
 
     case: str = Field(
         "ieee39", description="a bundled ANDES case ('ieee14', 'ieee39', 'kundur', 'npcc', "
-        "'wecc'), or an ANDES xlsx/json case or PSS/E .raw file path (relative to the working "
-        "folder)")
-    dyr: str | None = Field(None, description="PSS/E dynamic data (.dyr) of a .raw case")
+        "'wecc'), or an ANDES xlsx/json case or PSS/E .raw file path (relative to the scenario "
+        "file)")
+    dyr: str | None = Field(None, description="PSS/E dynamic data (.dyr) of a .raw case "
+                            "(relative to the scenario file)")
     bus: int | str = Field(
         description="ANDES bus id of the facility (IEEE 39: 1-39; pandapower's case39 index "
         "is this id - 1)")
@@ -297,11 +338,16 @@ class DynamicsSection(_Section):
     loss_of_load: LossOfLoadSection | None = Field(
         None, description="the loss-of-load hosting capacity at the facility bus; absent: "
         "not computed")
+    fault_scan: FaultScanSection | None = Field(
+        None, description="which fault locations make the facility leave the grid under its "
+        "ride-through rule; absent: not computed")
 
     @field_validator("case")
     @classmethod
     def _case(cls, value: str) -> str:
-        if value in BUNDLED_CASES or Path(value).expanduser().is_file():
+        # a path (it has a suffix) is made absolute and checked by scenarios.loader, against
+        # the scenario file's folder; only a name without one must be a bundled case
+        if value in BUNDLED_CASES or Path(value).suffix:
             return value
         import difflib
 
@@ -314,9 +360,6 @@ class DynamicsSection(_Section):
 
     @model_validator(mode="after")
     def _whole(self) -> DynamicsSection:
-        if self.dyr is not None and not Path(self.dyr).expanduser().is_file():
-            raise ValueError(f"dyr = {self.dyr!r}: no such file; give the PSS/E .dyr file of "
-                             "the .raw case")
         if self.case.lower().endswith(".raw") and self.dyr is None:
             raise ValueError(f"case = {self.case!r} is a PSS/E .raw file, which holds no "
                              "dynamic models; give its dynamic data as dyr = '....dyr'")
@@ -329,6 +372,10 @@ class DynamicsSection(_Section):
             raise ValueError("no event: add a [[grid.dynamics.events]] table (kind = 'fault', "
                              "'trip' or 'step'), or set series = true to let the facility's "
                              "own power be the disturbance")
+        if self.fault_scan is not None and not self.ride_through.enabled:
+            raise ValueError("fault_scan asks which faults make the facility leave the grid "
+                             "under its ride-through rule, but ride_through.enabled = false: "
+                             "enable the rule or remove [grid.dynamics.fault_scan]")
         late = [e.t_s for e in self.events if e.t_s >= self.t_end_s]
         if late:
             raise ValueError(f"an event at t_s = {late[0]} s is not before the end of the run, "

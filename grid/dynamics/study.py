@@ -17,6 +17,7 @@ import pandas as pd
 
 from grid.dynamics.cases import Case, load_case
 from grid.dynamics.events import DEFAULT_CLEARING_CYCLES, BusFault, FacilityTrip
+from grid.dynamics.load import DEFAULT_POWER_FACTOR
 from grid.dynamics.ridethrough import RideThrough
 from grid.dynamics.simulate import simulate
 
@@ -49,9 +50,9 @@ def _breach(r, f_max_hz, f_min_hz) -> str:
     if not r.completed:
         return f"unstable: {r.message}"
     if f_max_hz is not None and r.frequency_zenith_hz() > f_max_hz:
-        return f"zenith {r.frequency_zenith_hz():.3f} Hz > {f_max_hz} Hz"
+        return f"zenith {r.frequency_zenith_hz():.4f} Hz > {f_max_hz} Hz"
     if f_min_hz is not None and r.frequency_nadir_hz() < f_min_hz:
-        return f"nadir {r.frequency_nadir_hz():.3f} Hz < {f_min_hz} Hz"
+        return f"nadir {r.frequency_nadir_hz():.4f} Hz < {f_min_hz} Hz"
     return ""
 
 
@@ -150,13 +151,16 @@ def which_faults_trip(case: str | Case, facility_bus: Any, load_kw: float, *,
                       ride_through: RideThrough | None = None,
                       fault_buses: Sequence[Any] | None = None,
                       cycles: float = DEFAULT_CLEARING_CYCLES, x_pu: float = 1e-4,
-                      t_end_s: float = 2.0, dt_s: float = 1 / 120) -> pd.DataFrame:
+                      t_end_s: float = 2.0, dt_s: float = 1 / 120,
+                      power_factor: float = DEFAULT_POWER_FACTOR,
+                      dispatch: str = "share") -> pd.DataFrame:
     """For each fault location, does the facility's rule make it leave the grid?
 
     A three-phase fault at each bus of ``fault_buses`` (default: every bus), from 0.5 s for
     ``cycles``. Returns one row per fault bus: the facility-bus voltage minimum [pu], whether
     the facility transferred, the MW lost, the frequency zenith [Hz] and whether ANDES completed
-    the run (a fault that loses synchronism stops it).
+    the run (a fault that loses synchronism stops it). ``power_factor`` [-] and ``dispatch``
+    are those of :func:`~grid.dynamics.simulate.simulate`.
     """
     c = load_case(case)
     rule = ride_through or RideThrough()
@@ -164,7 +168,8 @@ def which_faults_trip(case: str | Case, facility_bus: Any, load_kw: float, *,
     for b in (fault_buses if fault_buses is not None else c.buses):
         r = simulate(c, facility_bus=facility_bus, load_kw=load_kw, ride_through=rule,
                      event=BusFault(bus=b, t_s=0.5, cycles=cycles, x_pu=x_pu),
-                     t_end_s=t_end_s, dt_s=dt_s)
+                     t_end_s=t_end_s, dt_s=dt_s, power_factor=power_factor,
+                     dispatch=dispatch)
         rows.append({"fault_bus": b,
                      "voltage_min_pu": next(iter(r.voltage_dip_pu().values())),
                      "tripped": bool(r.tripped()), "mw_lost": r.mw_lost(),
