@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from aiload.errors import InputError
+from aiload.facility.readcheck import check_power, parse_meta
 from aiload.facility.spec import FacilitySpec
 from aiload.outputs import OutputError, check_output_file, temp_path
 
@@ -339,6 +340,16 @@ def read_facility(path):
         ``meta`` is the JSON metadata (the spec as a plain dict); ``jobs`` is the sibling job
         log (``queue_wait_s`` recomputed as ``start - arrival`` [s]), empty when the power
         file was written without one (``jobs_file`` false) or the file is absent.
+
+    Raises
+    ------
+    aiload.errors.InputError
+        A file that is not an aiload facility power file, or one edited since it was
+        written: broken or incomplete metadata, a ``freq_s`` other than the step of the
+        times, a naive, irregular or repeated time index, a missing or non-numeric kW
+        column, NaN or infinite power (checks in :mod:`aiload.facility.readcheck`). Rows out
+        of time order, a missing ``freq_s`` of a regular series and a lost index record are
+        repaired, with an :class:`~aiload.errors.InputWarning` that says so.
     """
     path = Path(path)
     if not path.is_file():
@@ -354,21 +365,41 @@ def read_facility(path):
                          "CSV or a file cut short.") from None
     if raw is None:
         raise InputError(f"{path}: no 'aiload' metadata; not a facility file written by aiload.")
-    meta = json.loads(raw)
+    meta = parse_meta(path, raw)
+    if "kind" not in meta:
+        raise InputError(f"read_facility: {str(path)!r}: its 'aiload' metadata has no 'kind'; a "
+                         "facility file has kind 'facility'. The metadata was edited: write the "
+                         "file again with FacilityLoad.to_parquet, or restore the original.")
     if meta.get("kind") != "facility":
         raise InputError(f"{path}: aiload file of kind {meta.get('kind')!r}, expected 'facility'.")
     if "table" in meta:  # a sibling: the job log or a limited run's events
         raise InputError(f"{path}: the {meta['table']} table of a facility file, not the power "
                          "file; read the power file (<name>.parquet), which brings it along.")
-    power = pq.read_table(path).to_pandas()
-    power.index.freq = pd.Timedelta(seconds=meta["freq_s"])
+    power = check_power(path, meta, _read_table(path, "power file"))
     jp = jobs_path(path)
     jobs = pd.DataFrame()
     if meta.get("jobs_file", True) and jp.exists():  # files written before the key existed lack it
-        jobs = pd.read_parquet(jp)
+        jobs = _read_table(jp, "job log")
         if {"arrival", "start"} <= set(jobs.columns) and "queue_wait_s" not in jobs.columns:
-            jobs["queue_wait_s"] = (jobs["start"] - jobs["arrival"]).dt.total_seconds()
+            try:
+                jobs["queue_wait_s"] = (jobs["start"] - jobs["arrival"]).dt.total_seconds()
+            except (TypeError, AttributeError):
+                raise InputError(
+                    f"read_facility: the job log {str(jp)!r} has 'arrival' and 'start' of types "
+                    f"{jobs['arrival'].dtype} and {jobs['start'].dtype}, expected timestamps; "
+                    "it was edited: write the facility again with to_parquet(..., jobs=True), "
+                    "or move the job log away to read the power alone.") from None
     flexibility = None
     if meta.get("flexibility_file") and flexibility_path(path).exists():
-        flexibility = pd.read_parquet(flexibility_path(path))
+        flexibility = _read_table(flexibility_path(path), "events table")
     return FacilityLoad(power, jobs, meta, flexibility=flexibility)
+
+
+def _read_table(path: Path, what: str) -> pd.DataFrame:
+    try:
+        return pq.read_table(path).to_pandas()
+    except (pa.ArrowException, OSError, ValueError, TypeError, KeyError) as exc:
+        # ValueError/TypeError/KeyError: pandas metadata that no longer matches the columns
+        raise InputError(f"read_facility: the {what} {str(path)!r} cannot be read as a table "
+                         f"({type(exc).__name__}: {exc}); it was edited or cut short: write "
+                         "it again with FacilityLoad.to_parquet.") from None

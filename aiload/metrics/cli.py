@@ -28,7 +28,16 @@ def _facility_column(path: Path, column: str | None) -> tuple[pd.Series, str] | 
         raw = (pq.read_metadata(path).metadata or {}).get(b"aiload")
     except (OSError, pa.ArrowInvalid):  # not Parquet at all: let the trace reader say what it is
         return None
-    if raw is None or json.loads(raw).get("kind") != "facility":
+    if raw is None:
+        return None
+    try:
+        meta = json.loads(raw)
+        # a trace of `aiload record` carries "format"; a facility file whose "kind" was
+        # removed is still read as one, so that read_facility says what is missing
+        kind = meta.get("kind") or ("trace" if "format" in meta else "facility")
+    except (ValueError, UnicodeDecodeError, AttributeError):
+        kind = "facility"  # damaged metadata: read_facility says what is wrong with it
+    if kind != "facility":
         return None
     from aiload.facility import read_facility
 
