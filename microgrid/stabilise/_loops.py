@@ -37,14 +37,19 @@ def _smooth(load, dt, floor, up, down, hold_steps, out):
         prev = value
 
 
-def _track(load, dt, alpha, up, down, out):
+def _track(load, dt, alpha, up, down, out, gain=0.0, eta_charge=1.0, eta_discharge=1.0):
     """Grid power of a storage controller [kW]: a ramp-limited track of the load's
-    exponential moving average (``alpha = dt / (tau + dt)``; 1: the load itself)."""
+    exponential moving average (``alpha = dt / (tau + dt)``; 1: the load itself), less
+    ``gain`` [kW/kWh] times the stored energy relative to the start (so the losses are bought
+    back from the grid, slowly, instead of draining the store; 0: no such feedback). The
+    stored energy follows :func:`_stored` with the same floats."""
     ema = load[0]
     prev = load[0]
+    level = 0.0
+    dt_h = dt / 3600.0
     for i in range(load.shape[0]):
         ema = ema + alpha * (load[i] - ema)
-        step = ema - prev
+        step = (ema - gain * level) - prev
         if step > up * dt:
             step = up * dt
         elif step < -down * dt:
@@ -52,6 +57,11 @@ def _track(load, dt, alpha, up, down, out):
         value = prev + step
         out[i] = value
         prev = value
+        p = load[i] - value
+        if p > 0.0:
+            level = level - p / eta_discharge * dt_h
+        else:
+            level = level + -p * eta_charge * dt_h
 
 
 def _stored(p_storage, dt_h, eta_charge, eta_discharge, soc, loss):

@@ -1,11 +1,17 @@
 """A site battery whose control tracks a filtered setpoint.
 
 The grid-side setpoint is the load's exponential moving average with time constant ``tau``,
-followed at no more than the POI's ramp limits; the battery delivers the difference:
+less a slow correction of the stored energy (the losses are bought back from the grid over
+``T_r``, instead of draining the store: without it the stored energy drifts down by the
+losses and the size grows with the length of the series), followed at no more than the POI's
+ramp limits; the battery delivers the difference:
 
     f_k = f_{k-1} + α (L_k − f_{k-1}),   α = Δt / (τ + Δt)
-    g_k = g_{k-1} + clip(f_k − g_{k-1}, −D Δt, U Δt)          (POI power)
+    g_k = g_{k-1} + clip(f_k − E_{k-1}/T_r − g_{k-1}, −D Δt, U Δt)   (POI power)
     b_k = L_k − g_k                                            (> 0 discharge)
+
+(``E`` the stored energy relative to the start [kWh], ``T_r`` in hours; no correction when
+``soc_restore_s`` is None.)
 
 Stored energy falls by ``b Δt / η_d`` on discharge and rises by ``|b| η_c Δt`` on charge;
 the difference to ``|b| Δt`` is lost. Every kWh is accounted for:
@@ -31,8 +37,11 @@ __all__ = ["SiteBattery", "track_setpoint", "storage_energy", "run_storage"]
 
 def track_setpoint(load_kw: np.ndarray, dt_s: float, *, tau_s: float = 0.0,
                    ramp_up_kw_per_s: float = math.inf,
-                   ramp_down_kw_per_s: float = math.inf) -> np.ndarray:
-    """POI power of the tracking controller [kW] (module docstring; ``tau_s`` [s]).
+                   ramp_down_kw_per_s: float = math.inf, soc_restore_s: float | None = None,
+                   charge_efficiency: float = 1.0,
+                   discharge_efficiency: float = 1.0) -> np.ndarray:
+    """POI power of the tracking controller [kW] (module docstring; ``tau_s`` and
+    ``soc_restore_s`` [s]; the efficiencies [-] give the stored energy the correction acts on).
 
     Examples
     --------
@@ -41,10 +50,15 @@ def track_setpoint(load_kw: np.ndarray, dt_s: float, *, tau_s: float = 0.0,
     """
     if not (tau_s >= 0 and math.isfinite(tau_s)):
         raise InputError(f"track_setpoint(tau_s=): got {tau_s!r}; expected a time >= 0 [s].")
+    if soc_restore_s is not None and not (soc_restore_s > 0 and math.isfinite(soc_restore_s)):
+        raise InputError(f"track_setpoint(soc_restore_s=): got {soc_restore_s!r}; expected a "
+                         "time > 0 [s] or None (no correction).")
+    gain = 0.0 if soc_restore_s is None else 3600.0 / soc_restore_s
     out = empty(load_kw.size)
     loops().track(np.ascontiguousarray(load_kw, dtype=np.float64), float(dt_s),
                   float(dt_s / (tau_s + dt_s)), float(ramp_up_kw_per_s),
-                  float(ramp_down_kw_per_s), out)
+                  float(ramp_down_kw_per_s), out, gain, float(charge_efficiency),
+                  float(discharge_efficiency))
     return out
 
 
@@ -55,6 +69,13 @@ def storage_energy(storage_kw: np.ndarray, dt_s: float, eta_charge: float,
     loops().stored(np.ascontiguousarray(storage_kw, dtype=np.float64), dt_s / 3600.0,
                    float(eta_charge), float(eta_discharge), soc, loss)
     return soc, loss
+
+
+def check_restore(owner: str, value) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                              or not (value > 0 and math.isfinite(value))):
+        raise InputError(f"{owner}.soc_restore_s: got {value!r}; expected a time > 0 [s] "
+                         "(e.g. 600) or None for no correction of the stored energy.")
 
 
 def _fraction(owner: str, name: str, value, *, low_open: bool = True) -> None:
@@ -72,7 +93,9 @@ def run_storage(store, load_kw: np.ndarray, dt_s: float, limits: PoiLimits,
 
     def attempt(tau):
         poi = track_setpoint(load_kw, dt_s, tau_s=tau, ramp_up_kw_per_s=up,
-                             ramp_down_kw_per_s=down)
+                             ramp_down_kw_per_s=down, soc_restore_s=store.soc_restore_s,
+                             charge_efficiency=store.charge_efficiency,
+                             discharge_efficiency=store.discharge_efficiency)
         return poi, evaluate(poi, dt_s, limits)
 
     notes = []
@@ -110,7 +133,8 @@ def run_storage(store, load_kw: np.ndarray, dt_s: float, limits: PoiLimits,
     zeros = np.zeros(load_kw.size)
     cols = {"load_kw": load_kw, "poi_kw": poi, "burned_kw": zeros, "withheld_kw": zeros,
             "storage_kw": storage, "losses_kw": loss, "soc_kwh": soc_kwh}
-    params = {"tau_s": tau, "power_kw": power, "energy_kwh": energy,
+    params = {"tau_s": tau, "soc_restore_s": store.soc_restore_s, "power_kw": power,
+              "energy_kwh": energy,
               "round_trip_efficiency": store.charge_efficiency * store.discharge_efficiency}
     params |= store.extra_parameters(power, energy)
     ok, why = store.feasible(power, energy)
@@ -140,6 +164,10 @@ class SiteBattery:
         Annualised cost [USD/kWh/year], [USD/kW/year]; None: :class:`Prices`' battery.
     max_tau_s : float
         Largest time constant the sizing tries [s].
+    soc_restore_s : float or None
+        Time over which the control buys the stored energy's deficit back from the grid [s]
+        (600: an assumption, far below the 0.1 Hz band; None: no correction, the store
+        drains by its losses).
     name : str
         Option name.
     """
@@ -151,6 +179,7 @@ class SiteBattery:
     usd_per_kwh_year: float | None = None
     usd_per_kw_year: float | None = None
     max_tau_s: float = 3600.0
+    soc_restore_s: float | None = 600.0
     name: str = "site battery"
 
     def __post_init__(self) -> None:
@@ -159,9 +188,16 @@ class SiteBattery:
         if self.tau_s is not None and not (self.tau_s >= 0 and math.isfinite(self.tau_s)):
             raise InputError(f"{type(self).__name__}.tau_s: got {self.tau_s!r}; expected >= 0 [s] "
                              "or None to size it.")
+        check_restore(type(self).__name__, self.soc_restore_s)
 
-    notes = ("assumption: usable share of the capacity 0.8 (fast-cycling duty); cycle life "
-             "not modelled (see equivalent full cycles)",)
+    @property
+    def notes(self) -> tuple[str, ...]:
+        out = [f"assumption: usable share of the capacity {self.usable_fraction:g} "
+               "(fast-cycling duty); cycle life not modelled (see equivalent full cycles)"]
+        if self.soc_restore_s is not None:
+            out.append(f"assumption: losses bought back from the grid over "
+                       f"{self.soc_restore_s:g} s")
+        return tuple(out)
 
     def extra_parameters(self, power_kw: float, energy_kwh: float) -> dict:
         return {}

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from aiload.errors import InputError
 from microgrid.stabilise._option import Mitigated, Prices
-from microgrid.stabilise.battery import _fraction, run_storage
+from microgrid.stabilise.battery import _fraction, check_restore, run_storage
 from microgrid.stabilise.limits import PoiLimits
 
 __all__ = ["PsuStorage", "PSU_CAPITAL_USD_PER_KWH", "PSU_LIFE_YEARS"]
@@ -56,6 +56,9 @@ class PsuStorage:
         Annualised cost of the power [USD/kW/year]; 0 (assumption: the PSU is there anyway).
     max_tau_s : float
         Largest time constant tried [s] (60: storage of seconds).
+    soc_restore_s : float or None
+        Time over which the losses are bought back from the grid [s] (600, assumption; see
+        :class:`~microgrid.stabilise.battery.SiteBattery`).
     """
 
     gpus: int | None = None
@@ -67,6 +70,7 @@ class PsuStorage:
     usd_per_kwh_year: float | None = None
     usd_per_kw_year: float = 0.0
     max_tau_s: float = 60.0
+    soc_restore_s: float | None = 600.0
     name: str = "psu storage"
 
     def __post_init__(self) -> None:
@@ -77,6 +81,7 @@ class PsuStorage:
                              f"the storage); got gpus={self.gpus!r}.")
         if not (self.max_tau_s > 0 and math.isfinite(self.max_tau_s)):
             raise InputError(f"PsuStorage.max_tau_s: got {self.max_tau_s!r}; expected > 0 [s].")
+        check_restore("PsuStorage", self.soc_restore_s)
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -84,6 +89,9 @@ class PsuStorage:
                f"{PSU_CAPITAL_USD_PER_KWH:,.0f} USD/kWh over {PSU_LIFE_YEARS:g} years"
                if self.usd_per_kwh_year is None else "",
                "assumption: 98 % charge and discharge efficiency"]
+        if self.soc_restore_s is not None:
+            out.append(f"assumption: losses bought back from the grid over "
+                       f"{self.soc_restore_s:g} s")
         if self.max_wh_per_gpu is None:
             out.append("assumption: no cap on the energy per GPU")
         return tuple(n for n in out if n)
