@@ -1,4 +1,4 @@
-"""N-1 screening of a network with the facility at its peak hours."""
+"""N-1 screening of a network with the facility (or a queue of them) at its peak hours."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ import pandas as pd
 
 from aiload.errors import InputError
 from grid import engines
-from grid.attach import attach, check_bus, check_power_factor, facility_mw, q_mvar
+from grid.attach import attach_all, check_power_factor, q_mvar
 from grid.circuits import circuits, one_circuit_out, outage_label
+from grid.queue import facilities
 
 __all__ = ["contingency", "peak_steps"]
 
@@ -32,7 +33,7 @@ def contingency(
     net: pp.pandapowerNet,
     load_mw: pd.Series | object,
     *,
-    bus: int,
+    bus: int | None = None,
     outages: str = "lines+trafos",
     power_factor: float = 0.99,
     n_peak: int = 24,
@@ -46,10 +47,13 @@ def contingency(
     ----------
     net : pandapower.pandapowerNet
         The network; never modified.
-    load_mw : pandas.Series or FacilityLoad
-        Facility power [MW] (or [kW] when named ``*_kw``) on a tz-aware fixed-step index.
-    bus : int
-        The facility's bus.
+    load_mw : pandas.Series, FacilityLoad or Mapping
+        Facility power [MW] (or [kW] when named ``*_kw``) on a tz-aware fixed-step index;
+        or a mapping bus -> such a series, the interconnection queue (``bus`` omitted; the
+        series aligned on one UTC axis, :func:`grid.queue.align`): every case is solved
+        with all facilities attached, at the steps where their total is highest.
+    bus : int, optional
+        The facility's bus (one facility).
     outages : {"lines", "trafos", "lines+trafos"}
         Which in-service branches to take out, one circuit at a time (a row with
         ``parallel=k`` is k circuits: its case takes one out, leaving k-1, labelled
@@ -88,7 +92,11 @@ def contingency(
         facility power the case can carry at all: the nose of its P-V curve,
         :func:`grid.pv_curve`, within 0.1 % of the peak) [MW], ``collapse_margin_mw``
         (``nose_mw`` minus the facility's peak; negative: the peak is beyond collapse) [MW]
-        and ``low_margin`` (margin below ``min_margin_fraction`` of the peak).
+        and ``low_margin`` (margin below ``min_margin_fraction`` of the peak). For a queue
+        the facility columns are about all facilities: ``facility_islanded`` when any is,
+        ``facility_unserved_mw`` the islanded ones' largest total over the studied steps,
+        ``nose_mw`` the total at the nose with every facility raised in proportion to its
+        share at the peak step; and ``islanded_facility_buses`` lists which are cut off.
         Islanding is detected from the topology after the outage (connected components of
         the remaining branches; pandapower's own check on the reference path): buses left
         without a path to the slack are counted here and left out of the solution, never
@@ -101,8 +109,7 @@ def contingency(
     pandapower's admittance matrix and solves the peak steps with Newton; otherwise each
     outage is a copy of the net solved by ``pandapower.runpp``.
     """
-    series = facility_mw(load_mw, net=net)
-    bus = check_bus(net, bus)
+    queue = facilities(load_mw, bus, net=net)
     pf = check_power_factor(power_factor)
     if outages not in _OUTAGES:
         raise InputError(f"outages: expected one of {list(_OUTAGES)}, got {outages!r}.")
@@ -114,10 +121,15 @@ def contingency(
     if not (isinstance(min_margin_fraction, (int, float)) and 0 <= min_margin_fraction < 10):
         raise InputError(f"min_margin_fraction: expected a share in [0, 10), e.g. 0.05, got "
                          f"{min_margin_fraction!r}.")
-    times = peak_steps(series, n_peak)
-    p = series.loc[times].to_numpy()
+    times = peak_steps(queue.total_mw, n_peak)
+    p = queue.p_mw.loc[times].to_numpy()  # steps x facilities
     q = q_mvar(p, pf)
-    work, load_index = attach(net, bus, power_factor=pf)
+    total = p.sum(axis=1)  # one facility: its own values, exactly
+    peak_row = p[int(np.argmax(total))]
+    # the queue's direction of growth for the P-V nose: each facility's share at the peak
+    share = peak_row / total.max() if total.max() > 0 else np.full(p.shape[1], 1 / p.shape[1])
+    at_bus = [net.bus.index.get_loc(b) for b in queue.buses]
+    work, load_index = attach_all(net, queue.buses, power_factor=pf)
     base = engines.prepare(work, load_index, enforce_q_lims)
     cases: list[tuple[str, str | None, int | None]] = [("none", None, None)]
     for kind in _OUTAGES[outages]:
@@ -133,6 +145,8 @@ def contingency(
                "max_vm_pu": np.nan, "max_line_loading_percent": np.nan,
                "max_trafo_loading_percent": np.nan, "worst_time": pd.NaT,
                "nose_mw": np.nan, "collapse_margin_mw": np.nan, "low_margin": False}
+        if not queue.single:
+            row["islanded_facility_buses"] = []
         found = study(base, kind, idx, p, q)
         if found is None:
             log.info("grid.contingency: %s: the case does not converge", name)
@@ -142,11 +156,15 @@ def contingency(
         if intact is None:
             intact = energised
         row["islanded_buses"] = int((intact & ~energised).sum())
-        row["facility_islanded"] = not bool(energised[net.bus.index.get_loc(bus)])
+        cut = np.flatnonzero(~energised[at_bus])
+        row["facility_islanded"] = bool(cut.size)
+        if not queue.single:
+            row["islanded_facility_buses"] = [queue.buses[j] for j in cut]
         if row["facility_islanded"]:
-            row["facility_unserved_mw"] = float(p.max())
-            log.warning("grid.contingency: %s islands the facility bus %d: %.6g MW not served",
-                        name, bus, row["facility_unserved_mw"])
+            row["facility_unserved_mw"] = float(p[:, cut].sum(axis=1).max())
+            log.warning("grid.contingency: %s islands the facility bus %s: %.6g MW not served",
+                        name, ", ".join(str(queue.buses[j]) for j in cut),
+                        row["facility_unserved_mw"])
         row["converged_steps"] = int(conv.sum())
         if conv.any():
             vm = out["vm_pu"][conv]
@@ -161,10 +179,11 @@ def contingency(
                 row[f"max_{key}"] = float(finite.max()) if finite.size else np.nan
         if margins and not row["facility_islanded"] and (
                 base.fast_reason is None or _weakened(row, rows, len(p))):
-            _add_margin(row, model, pf, float(p.max()), bool(conv[int(np.argmax(p))]),
-                        min_margin_fraction)
+            _add_margin(row, model, pf, float(total.max()), bool(conv[int(np.argmax(total))]),
+                        min_margin_fraction, share)
         rows.append(row)
     table = pd.DataFrame(rows)
+    table.attrs["buses"] = queue.buses
     table.attrs["enforce_q_lims"] = base.enforce_q_lims
     return table
 
@@ -192,13 +211,15 @@ def _weakened(row: dict, rows: list[dict], n_steps: int) -> bool:
 
 
 def _add_margin(row: dict, model: engines.Model, pf: float, peak_mw: float, peak_solved: bool,
-                min_margin_fraction: float) -> None:
-    """The case's nose and collapse margin, stepping up from its peak (or from 0)."""
+                min_margin_fraction: float, share: np.ndarray) -> None:
+    """The case's nose and collapse margin, stepping up from its peak (or from 0); every
+    facility moves with its ``share`` [-] of the total (one facility: all of it)."""
     from grid.stability import nose
 
     start = peak_mw if peak_solved else 0.0
     found = nose(model, pf, p_start_mw=start, step_mw=max(1.0, 0.1 * peak_mw),
-                 tolerance_mw=max(1e-3 * peak_mw, 1e-3), p_max_mw=1e7)
+                 tolerance_mw=max(1e-3 * peak_mw, 1e-3), p_max_mw=1e7,
+                 direction=None if len(share) == 1 else share)
     if found is None:
         return
     row["nose_mw"] = found[0]
@@ -218,7 +239,7 @@ def _fast_case(base: engines.Model, kind: str | None, idx: int | None, p: np.nda
         case = copy.deepcopy(base.net)
         one_circuit_out(case, kind, idx)
         try:
-            model = engines.prepare(case, base.load_index, base.enforce_q_lims)
+            model = engines.prepare(case, base.load_indices, base.enforce_q_lims)
         except InputError:
             return None
         islanded = np.zeros(model.ybus.shape[0], dtype=bool)
@@ -250,7 +271,7 @@ def _runpp_case(base: engines.Model, kind: str | None, idx: int | None, p: np.nd
     if kind is not None:
         one_circuit_out(case, kind, idx)
     try:
-        model = engines.prepare(case, base.load_index, base.enforce_q_lims)
+        model = engines.prepare(case, base.load_indices, base.enforce_q_lims)
     except InputError:
         return None
     scale = np.ones(len(p))

@@ -63,8 +63,10 @@ class PVCurve:
 
 
 def _solve_at(model: engines.Model, solver, p_mw: float, power_factor: float,
-              v_start: np.ndarray, scale: float) -> np.ndarray | None:
-    p = np.array([p_mw])
+              v_start: np.ndarray, scale: float,
+              direction: np.ndarray | None = None) -> np.ndarray | None:
+    # a queue's facilities move together: each its share of p_mw
+    p = np.array([p_mw]) if direction is None else (p_mw * direction)[None, :]
     q = q_mvar(p, power_factor)
     if model.fast_reason:  # no warm start through runpp; exact, slower
         v, ok = engines.solve_runpp(model, p, q, np.array([scale]))
@@ -81,9 +83,13 @@ def _solve_at(model: engines.Model, solver, p_mw: float, power_factor: float,
 
 
 def nose(model: engines.Model, power_factor: float, *, p_start_mw: float, step_mw: float,
-         tolerance_mw: float, p_max_mw: float, scale: float = 1.0
+         tolerance_mw: float, p_max_mw: float, scale: float = 1.0,
+         direction: np.ndarray | None = None
          ) -> tuple[float, np.ndarray, list[tuple[float, np.ndarray]]] | None:
     """Step the facility power up from ``p_start_mw`` to the nose; None if the start fails.
+
+    ``direction``: for a model of several facilities (a queue), each one's share [-] of the
+    total power stepped up (summing to 1); the powers are then totals [MW].
 
     Returns (nose power [MW], voltages there [pu, ppci order], solved points).
     """
@@ -92,7 +98,7 @@ def nose(model: engines.Model, power_factor: float, *, p_start_mw: float, step_m
         from lightsim2grid.algorithm import NRSing_KLU
 
         solver = NRSing_KLU()
-    v = _solve_at(model, solver, p_start_mw, power_factor, model.v0, scale)
+    v = _solve_at(model, solver, p_start_mw, power_factor, model.v0, scale, direction)
     if v is None:
         return None
     p, step = float(p_start_mw), float(step_mw)
@@ -105,7 +111,7 @@ def nose(model: engines.Model, power_factor: float, *, p_start_mw: float, step_m
                 f"the P-V curve at the facility bus has no nose below p_max_mw={p_max_mw} MW; "
                 "raise p_max_mw."
             )
-        found = _solve_at(model, solver, trial, power_factor, v, scale)
+        found = _solve_at(model, solver, trial, power_factor, v, scale, direction)
         if found is None:
             bracketed = True
             step *= 0.5
