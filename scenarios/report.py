@@ -144,7 +144,7 @@ def _figs(items: list[tuple[str, Figure]], dpi: int) -> str:
 
 
 def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_results: dict | None,
-           sizing, pv) -> str:
+           sizing, pv, stabilisation=None) -> str:
     """The whole report page as an HTML string.
 
     Parameters
@@ -163,6 +163,8 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
         Sizing result (capacities, costs, dispatch [kW]).
     pv : pandas.Series or None
         PV availability [kW/kWp].
+    stabilisation : microgrid.stabilise.Stabilisation or None
+        The ``[stabilise]`` study (its section: :mod:`scenarios.report_stabilise`).
     """
     dpi = scenario.outputs.dpi
     parts = [f"<h1>{_esc(scenario.name)}</h1><p>{_esc(scenario.description)}</p>"]
@@ -223,6 +225,12 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
             summary.get("microgrid", {}),
             report_parts.microgrid_cost_figures(scenario.microgrid)))
         parts.append(_figs(figures.sizing_figures(sizing, pv, tz=tz), dpi))
+
+    if stabilisation is not None:
+        from scenarios import report_stabilise  # noqa: PLC0415
+
+        parts.append(report_stabilise.section(stabilisation, summary.get("stabilise", {}), tz,
+                                              lambda items: _figs(items, dpi)))
 
     parts.append("<h2>Provenance</h2>")
     provenance = {"aiload version": summary["aiload_version"], "seed": summary["seed"],

@@ -313,6 +313,11 @@ def run_scenario(
             mg_plan = check(studies.prepare_microgrid, scenario.microgrid, scenario.site)
         except studies.StageSkipped as exc:
             skipped["microgrid"] = str(exc)
+    stab_plan = None
+    if scenario.stabilise is not None:  # [stabilise]: scenarios.stabilise_study
+        from scenarios.stabilise_study import prepare_stabilise  # noqa: PLC0415
+
+        stab_plan = check(prepare_stabilise, scenario)
     if len(problems) == 1:
         raise problems[0]
     if problems:
@@ -341,6 +346,13 @@ def run_scenario(
                     progress)
         sizing, pv = studies.run_microgrid(mg_plan, load.power["facility_kw"])
         timings["microgrid_s"] = time.perf_counter() - t0
+    stabilisation = None
+    if stab_plan is not None:
+        from scenarios import stabilise_study  # noqa: PLC0415
+
+        t0 = _stage(f"stabilisation at the POI, {len(load.power):,} steps", progress)
+        stabilisation = stabilise_study.run_stabilise(stab_plan, load.power["facility_kw"])
+        timings["stabilise_s"] = time.perf_counter() - t0
 
     summary: dict[str, Any] = {
         "scenario": scenario.name,
@@ -361,6 +373,8 @@ def run_scenario(
                            for k, v in grid_results.items() if k != "load_mw"}
     if sizing is not None:
         summary["microgrid"] = scalars_of(sizing)
+    if stabilisation is not None:
+        summary["stabilise"] = stabilise_study.summary_of(stab_plan, stabilisation)
 
     with output:
         tmp = output.staging
@@ -378,10 +392,14 @@ def run_scenario(
         if sizing is not None:
             for name, table in tables_of(sizing).items():
                 write_frame(table, tmp / f"microgrid_{name}.parquet")
+        if stabilisation is not None:
+            write_frame(stabilise_study.series_of(stabilisation),
+                        tmp / "microgrid_stabilise_series.parquet")
         summary["timings"] = timings
         if scenario.outputs.report:
             t0 = _stage("report", progress)
-            html = report.render(scenario, summary, load, fsum["table"], grid_results, sizing, pv)
+            html = report.render(scenario, summary, load, fsum["table"], grid_results, sizing, pv,
+                                 stabilisation=stabilisation)
             (tmp / "report.html").write_text(html, encoding="utf-8")
             timings["report_s"] = time.perf_counter() - t0
         (tmp / "summary.json").write_text(

@@ -33,6 +33,7 @@ from scenarios.schema_facility import (
     refuse_non_finite,
 )
 from scenarios.schema_flexibility import FlexibilitySection
+from scenarios.schema_stabilise import IterationSection, StabiliseSection
 
 __all__ = [
     "Scenario",
@@ -184,6 +185,11 @@ class FacilitySection(_Section):
         None, description="how the facility meets a power limit (preset or full spec): "
         "aiload.facility.FlexibilitySpec; used by the runs with a limit ([grid.flexible]); "
         "None: FlexibilitySpec's defaults"
+    )
+    iteration: IterationSection | None = Field(
+        None, description="sub-second power of large synchronous training jobs: iteration "
+        "cycles, checkpoint stalls, failures, start/stop ramps (aiload.facility's "
+        "dynamics=IterationDynamics); None: off"
     )
 
     @field_validator("freq")
@@ -705,5 +711,8 @@ class Scenario(_Section):
     site: SiteSection = Field(default_factory=SiteSection, description="location and weather")
     grid: GridSection | None = Field(None, description="grid studies; absent: none")
     microgrid: MicrogridSection | None = Field(None, description="sizing; absent: none")
+    stabilise: StabiliseSection | None = Field(
+        None, description="what holds POI limits on ramps and band fluctuation "
+        "(microgrid.stabilise) on the facility series at its own step; absent: none")
     sweep: SweepSection = Field(default_factory=SweepSection, description="sweep values")
     outputs: OutputsSection = Field(default_factory=OutputsSection, description="output files")

@@ -76,6 +76,8 @@ def facility_kwargs(section: FacilitySection, *, seed: int | None = None,
         replicates=section.replicates if replicates is None else replicates,
         progress=progress,
     )
+    if section.iteration is not None:  # [facility.iteration]: sub-second job dynamics
+        kwargs["dynamics"] = section.iteration.to_dynamics()
     return kwargs
 
 

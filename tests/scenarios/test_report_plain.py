@@ -17,6 +17,7 @@ QUICK = {
     "campus-100mw-interconnection": {"grid.contingency_hours": 2},
     "campus-100mw-flexible": {"grid.flexible.cosim_start": "START",
                               "grid.flexible.cosim_end": "START+1D"},
+    "campus-100mw-stabilisation": {"facility.end": "START+30MIN"},  # 0.1 s steps
 }
 
 
@@ -24,7 +25,8 @@ def _report(name: str, folder) -> str:
     from scenarios.runner import run_scenario
 
     start = pd.Timestamp(load_scenario(name).facility.start)
-    iso = {"START": start, "START+1D": start + pd.Timedelta(days=1)}
+    iso = {"START": start, "START+1D": start + pd.Timedelta(days=1),
+           "START+30MIN": start + pd.Timedelta(minutes=30)}
     overrides = {"facility.end": (start + pd.Timedelta(days=2)).isoformat(),
                  "outputs.facility_parquet": False, "outputs.jobs": False}
     for key, value in QUICK.get(name, {}).items():
