@@ -219,9 +219,9 @@ def run_dynamics_study(section, load_mw: pd.Series,
     if dyn.fault_scan is not None:
         scan_runs, scan_settings = _fault_scan(c, dyn, section.power_factor,
                                                float(r.scheduled_mw[name].iloc[0]))
-        scan = [{"fault_bus": b.item() if hasattr(b, "item") else b, **{k: (bool(v) if k in ("tripped", "completed") else float(v))
-                                    for k, v in row.items()}}
-                for b, row in scan_runs.iterrows()]
+        scan = [] if scan_runs is None else [
+            {"fault_bus": b.item() if hasattr(b, "item") else b, **_scan_row(row)}
+            for b, row in scan_runs.iterrows()]
     study = DynamicsStudy(
         case=c.name, source=c.source, bus=dyn.bus,
         facility_mw=float(r.scheduled_mw[name].iloc[0]), facility_from=what, facility_at=at,
@@ -246,21 +246,32 @@ def run_dynamics_study(section, load_mw: pd.Series,
     return {"dynamics": study}
 
 
+def _scan_row(row) -> dict[str, Any]:
+    """One row of ``which_faults_trip`` as JSON-safe scalars."""
+    return {k: (bool(v) if k in ("tripped", "completed") else str(v) if k == "message"
+                else float(v)) for k, v in row.items()}
+
+
 def _fault_scan(c, dyn, power_factor: float, facility_mw: float):
     """``which_faults_trip`` for ``[grid.dynamics.fault_scan]``: the facility at the study's
     power at its start [MW], with the study's rule, power factor and dispatch."""
     from grid.dynamics import which_faults_trip
 
     scan = dyn.fault_scan
+    rule = dyn.ride_through.to_rule()
+    if rule is None:  # nothing to simulate: without a rule no fault takes the facility off
+        return None, {"skipped": "no ride-through rule (ride_through.enabled = false): no "
+                                 "fault takes the facility off the grid"}
     buses = None if scan.buses == "all" else list(scan.buses)
     table = which_faults_trip(c, dyn.bus, facility_mw * 1e3,
-                              ride_through=dyn.ride_through.to_rule(), fault_buses=buses,
+                              ride_through=rule, fault_buses=buses,
                               cycles=scan.cycles, x_pu=scan.x_pu, t_end_s=scan.t_end_s,
                               dt_s=scan.dt_s, power_factor=power_factor, dispatch=dyn.dispatch)
     settings = {"facility_mw": facility_mw, "cycles": scan.cycles,
                 "duration_s": scan.cycles / c.freq_hz, "x_pu": scan.x_pu, "t_fault_s": 0.5,
                 "t_end_s": scan.t_end_s, "dt_s": scan.dt_s, "buses": len(table),
-                "tripping": int(table["tripped"].sum())}
+                "tripping": int(table["tripped"].sum()),
+                "stopped_early": int((~table["completed"]).sum())}
     return table, settings
 
 
@@ -289,9 +300,14 @@ def digest_line(record: dict[str, Any]) -> str:
     if lol:
         line += f"; loss-of-load capacity {number(lol['facility_mw'])} MW"
     scan = record.get("fault_scan")
-    if scan:
+    if (record.get("fault_scan_settings") or {}).get("skipped"):
+        line += "; fault scan skipped (no ride-through rule)"
+    elif scan:
         tripping = [str(row["fault_bus"]) for row in scan if row["tripped"]]
+        stopped = sum(1 for row in scan if not row["completed"])
         line += (f"; faults at {len(tripping)} of {len(scan)} buses trip it"
                  + (f" ({', '.join(tripping[:10])}{', ...' if len(tripping) > 10 else ''})"
-                    if tripping else ""))
+                    if tripping else "")
+                 + (f", {stopped} run{'s' if stopped != 1 else ''} stopped early" if stopped
+                    else ""))
     return line

@@ -147,7 +147,8 @@ def fault_scan_table(study) -> pd.DataFrame:
         "facility leaves the grid": ["yes" if r["tripped"] else "no" for r in rows],
         "power lost [MW]": [number(r["mw_lost"]) for r in rows],
         "frequency zenith [Hz]": [f"{r['frequency_zenith_hz']:.3f}" for r in rows],
-        "run completed": ["yes" if r["completed"] else "no (lost synchronism)" for r in rows]})
+        "run": ["completed" if r["completed"] else
+                f"stopped at {number(r['end_s'])} s: {r['message']}" for r in rows]})
 
 
 def fault_scan_html(study) -> str:
@@ -156,10 +157,17 @@ def fault_scan_html(study) -> str:
     if study.fault_scan is None:
         return ""
     st = study.fault_scan_settings
+    if st.get("skipped"):
+        return f"<p><b>Fault scan:</b> not run: {_esc(st['skipped'])}.</p>"
     tripping = [str(r["fault_bus"]) for r in study.fault_scan if r["tripped"]]
     which = (f"faults at {len(tripping)} of {st['buses']} buses make it leave the grid "
              f"(bus{'es' if len(tripping) != 1 else ''} {', '.join(tripping)})" if tripping
              else f"no fault at any of the {st['buses']} buses makes it leave the grid")
+    stopped = sum(1 for r in study.fault_scan if not r["completed"])
+    if stopped:
+        which += (f"; {stopped} run{'s' if stopped != 1 else ''} stopped early (lost "
+                  "synchronism, or a step ANDES could not solve): the rule judged the voltage "
+                  "only up to there")
     head = (f"<p><b>Fault scan:</b> {_esc(which)}. Each row is one simulation: the facility "
             f"at {_esc(number(st['facility_mw']))} MW with its ride-through rule, a "
             f"three-phase fault (reactance {_esc(number(st['x_pu']))} pu) at the bus from "

@@ -340,7 +340,8 @@ class DynamicsSection(_Section):
         "not computed")
     fault_scan: FaultScanSection | None = Field(
         None, description="which fault locations make the facility leave the grid under its "
-        "ride-through rule; absent: not computed")
+        "ride-through rule; absent: not computed (nor with ride_through.enabled = false: "
+        "then no fault takes the facility off)")
 
     @field_validator("case")
     @classmethod
@@ -372,10 +373,6 @@ class DynamicsSection(_Section):
             raise ValueError("no event: add a [[grid.dynamics.events]] table (kind = 'fault', "
                              "'trip' or 'step'), or set series = true to let the facility's "
                              "own power be the disturbance")
-        if self.fault_scan is not None and not self.ride_through.enabled:
-            raise ValueError("fault_scan asks which faults make the facility leave the grid "
-                             "under its ride-through rule, but ride_through.enabled = false: "
-                             "enable the rule or remove [grid.dynamics.fault_scan]")
         late = [e.t_s for e in self.events if e.t_s >= self.t_end_s]
         if late:
             raise ValueError(f"an event at t_s = {late[0]} s is not before the end of the run, "

@@ -158,8 +158,11 @@ def which_faults_trip(case: str | Case, facility_bus: Any, load_kw: float, *,
 
     A three-phase fault at each bus of ``fault_buses`` (default: every bus), from 0.5 s for
     ``cycles``. Returns one row per fault bus: the facility-bus voltage minimum [pu], whether
-    the facility transferred, the MW lost, the frequency zenith [Hz] and whether ANDES completed
-    the run (a fault that loses synchronism stops it). ``power_factor`` [-] and ``dispatch``
+    the facility transferred, the MW lost, the frequency zenith [Hz], whether ANDES completed
+    the run, the time it reached [s] and its message when it stopped early (a fault that loses
+    synchronism stops it; so does a step ANDES cannot solve, e.g. clearing a bolted fault at a
+    generator terminal). The rule and the figures cover the run up to where it stopped: a run
+    that stopped early may not show a transfer that would have come. ``power_factor`` [-] and ``dispatch``
     are those of :func:`~grid.dynamics.simulate.simulate`.
     """
     c = load_case(case)
@@ -174,5 +177,6 @@ def which_faults_trip(case: str | Case, facility_bus: Any, load_kw: float, *,
                      "voltage_min_pu": next(iter(r.voltage_dip_pu().values())),
                      "tripped": bool(r.tripped()), "mw_lost": r.mw_lost(),
                      "frequency_zenith_hz": r.frequency_zenith_hz(),
-                     "completed": r.completed})
+                     "completed": r.completed, "end_s": float(r.t_s[-1]),
+                     "message": r.message})
     return pd.DataFrame(rows).set_index("fault_bus")

@@ -269,11 +269,29 @@ def _load(folder, **over):
     return load_scenario(folder / "site.toml", overrides=over)
 
 
-def test_fault_scan_without_a_rule_is_refused(folder):
-    with pytest.raises(ScenarioError, match=r"fault_scan asks which faults make the facility "
-                                            r"leave the grid under its ride-through rule, but "
-                                            r"ride_through.enabled = false"):
-        _load(folder, **{"grid.dynamics.ride_through.enabled": False})
+def test_fault_scan_without_a_rule_is_skipped_with_the_reason(folder):
+    """No rule: no fault can take the facility off, so nothing is simulated; the report and
+    the closing summary say why (the summary record is what summary.json holds)."""
+    from types import SimpleNamespace
+
+    from grid.dynamics import load_case
+    from scenarios.dynamics_study import _fault_scan, digest_line
+    from scenarios.report_dynamics import fault_scan_html
+
+    dyn = _load(folder, **{"grid.dynamics.ride_through.enabled": False}).grid.dynamics
+    table, settings = _fault_scan(load_case(folder / CASE), dyn, 0.99, 1.0)
+    assert table is None
+    assert settings == {"skipped": "no ride-through rule (ride_through.enabled = false): no "
+                                   "fault takes the facility off the grid"}
+    html = fault_scan_html(SimpleNamespace(fault_scan=[], fault_scan_settings=settings))
+    assert html == ("<p><b>Fault scan:</b> not run: no ride-through rule "
+                    "(ride_through.enabled = false): no fault takes the facility off the "
+                    "grid.</p>")
+    line = digest_line({"case": "ieee14", "bus": 9, "facility_mw": 1.0,
+                        "frequency_nadir_hz": 59.99, "frequency_zenith_hz": 60.0,
+                        "mw_lost": 0.0, "verdict_passed": True, "verdict_reasons": [],
+                        "fault_scan": [], "fault_scan_settings": settings})
+    assert line.endswith("; fault scan skipped (no ride-through rule)")
 
 
 def test_fault_scan_with_no_bus_is_refused(folder):

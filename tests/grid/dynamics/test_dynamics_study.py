@@ -30,3 +30,14 @@ def test_which_faults_trip_near_and_far():
     assert table.loc[9, "mw_lost"] == pytest.approx(20.0)
     assert table.loc[9, "voltage_min_pu"] < 0.01
     assert table.completed.all()
+
+
+def test_which_faults_trip_says_where_andes_stopped():
+    """A bolted fault at IEEE 39's bus 38 (a generator's terminal bus) pulls its machine out of
+    step: ANDES stops on its stability criteria, and the row says so instead of a bare
+    'not tripped'."""
+    table = which_faults_trip("ieee39", 16, 80_000, fault_buses=[38], cycles=5)
+    row = table.loc[38]
+    assert not row["completed"]
+    assert 0.5 + 5 / 60 < row["end_s"] < 2.0
+    assert "stability criteria" in row["message"]
