@@ -225,6 +225,13 @@ def digest(summary: Mapping[str, Any]) -> list[str]:
             f"{number(mg.get('generator_kw', 0.0))} kW; cost "
             f"{number(mg.get('total_annual_cost_usd', float('nan')))} USD/yr, LCOE "
             f"{number(mg.get('lcoe_usd_per_mwh', float('nan')))} USD/MWh")
+    stab = summary.get("stabilise")
+    if stab:  # [stabilise]: the cheapest option that meets every limit
+        best = next((r for r in stab["options"] if r["option"] == stab["cheapest"]), None)
+        lines.append("stabilisation: " + (
+            f"cheapest that meets every limit {best['option']}, {number(best['kw'])} kW / "
+            f"{number(best['kwh'])} kWh, {number(best['cost_usd_per_year'])} USD/yr"
+            if best else "no option meets every limit"))
     for section, reason in (summary.get("skipped") or {}).items():
         lines.append(f"{section}: skipped")
     timings = summary.get("timings") or {}

@@ -128,3 +128,13 @@ def test_ramp_window_not_a_whole_number_of_steps_is_named_before_running():
     with pytest.raises(InputError, match=r"stabilise.ramp_window_s = 0.15 s is not a whole "
                                          r"number of facility.freq = '100ms'"):
         prepare_stabilise(_scenario(**{"stabilise.ramp_window_s": 0.15}))
+
+
+def test_run_digest_names_the_cheapest(run):
+    from scenarios.runner import digest
+
+    s = run.summary["stabilise"]
+    best = next(r for r in s["options"] if r["option"] == s["cheapest"])
+    line = next(x for x in digest(run.summary) if x.startswith("stabilisation:"))
+    assert line.startswith(f"stabilisation: cheapest that meets every limit {s['cheapest']}, ")
+    assert f"{best['cost_usd_per_year']:,.0f} USD/yr" in line
