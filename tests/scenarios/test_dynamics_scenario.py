@@ -18,6 +18,15 @@ from scenarios.runner import run_scenario
 BUNDLED = "campus-ieee39-dynamics"
 
 
+@pytest.fixture(scope="module", autouse=True)
+def andes_prepared():
+    """ANDES's one-time code generation, as tests/grid/dynamics does at its session start (a
+    no-op once cached), so that these tests also run on their own in a fresh environment."""
+    from grid.dynamics import prepare
+
+    prepare()
+
+
 def _scenario(**over):
     return load_scenario(BUNDLED, overrides=over)
 

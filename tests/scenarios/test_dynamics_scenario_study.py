@@ -24,6 +24,15 @@ from scenarios.loader import ScenarioError, load_scenario
 from scenarios.runner import digest, run_scenario
 
 CASE = "cases/ieee14_full.xlsx"  # relative to the scenario file
+
+
+@pytest.fixture(scope="module", autouse=True)
+def andes_prepared():
+    """ANDES's one-time code generation, as tests/grid/dynamics does at its session start (a
+    no-op once cached), so that these tests also run on their own in a fresh environment."""
+    from grid.dynamics import prepare
+
+    prepare()
 FACILITY_BUS = 9
 LOL = dict(f_max_hz=60.3, max_mw=100.0, tolerance_mw=5.0, t_end_s=4.0)
 SCAN = dict(buses=[9, 12], cycles=5.0, x_pu=0.1)
