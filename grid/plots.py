@@ -81,7 +81,7 @@ def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
     ----------
     result : GridResult
     buses : sequence of int, optional
-        Buses to draw; default the facility's bus.
+        Buses to draw; default the facility's bus (a queue: every facility's).
     freq : str
         Width of each envelope window (pandas offset, e.g. ``"D"``, ``"W"``).
     limits : Limits, optional
@@ -92,7 +92,8 @@ def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
     """
     _need(result, GridResult, "result", "from grid.timeseries")
     limits = _limits(limits, result.limits)
-    buses = list(buses) if buses is not None else [result.bus]
+    facility_buses = list(result.buses) if result.buses else [result.bus]  # a queue: all
+    buses = list(buses) if buses is not None else facility_buses
     missing = [b for b in buses if b not in result.vm_pu.columns]
     if missing:
         raise InputError(f"buses: {missing} are not buses of the result (its buses: "
@@ -108,7 +109,7 @@ def voltage_envelope(result: GridResult, buses: Sequence[int] | None = None, *,
         vm, xlabel = _on_clock(result.vm_pu[b], tz)
         lo, hi = vm.resample(freq).min(), vm.resample(freq).max()
         band = ax.fill_between(lo.index, lo.to_numpy(), hi.to_numpy(), alpha=0.35, step="post",
-                               label=f"bus {b}" + (" (facility)" if b == result.bus else ""))
+                               label=f"bus {b}" + (" (facility)" if b in facility_buses else ""))
         ax.plot(lo.index, vm.resample(freq).mean().to_numpy(), lw=0.8,
                 color=band.get_facecolor()[0][:3], drawstyle="steps-post")
     for v in (limits.vm_min_pu, limits.vm_max_pu):

@@ -191,3 +191,34 @@ def test_mapping_and_bus_together_or_an_empty_mapping_are_refused():
         grid.timeseries(net, s)
     with pytest.raises(InputError, match=r"bus 999 does not exist"):
         grid.timeseries(net, {5: s, 999: s})
+
+
+@pytest.mark.parametrize("engine", ["auto", "runpp"])
+def test_queue_on_every_engine_equals_runpp(three_sites, engine):
+    """The batch engine (lightsim2grid) and the per-step runpp engine take the queue too."""
+    net = grid.networks.load("cigre_mv")
+    queue = {5: three_sites[49].iloc[:12] / 20.0, 10: three_sites[59].iloc[:12] / 30.0,
+             14: three_sites[80].iloc[:12] / 20.0}
+    background = pd.Series(np.linspace(0.6, 1.0, 12),
+                           index=three_sites[49].index[:12].tz_convert("UTC"))
+    res = grid.timeseries(net, queue, power_factor=PF, background=background, engine=engine)
+    assert res.engine == ("lightsim2grid" if engine == "auto" else "runpp"), res.engine_reason
+    for k in (0, 7, 11):
+        ref = runpp_all(net, {b: float(s.iloc[k]) for b, s in queue.items()},
+                        scale=float(background.iloc[k]))
+        np.testing.assert_allclose(res.vm_pu.iloc[k], ref.res_bus.vm_pu, atol=1e-6, rtol=0)
+        np.testing.assert_allclose(res.line_loading_percent.iloc[k],
+                                   ref.res_line.loading_percent, atol=1e-4, rtol=0)
+
+
+def test_voltage_envelope_of_a_queue_marks_every_facility_bus(three_sites):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from grid import plots
+
+    net = grid.networks.load("cigre_mv")
+    queue = {5: three_sites[49] / 20.0, 14: three_sites[80] / 20.0}
+    ax = plots.voltage_envelope(grid.timeseries(net, queue), freq="6h")
+    labels = ax.get_legend_handles_labels()[1]
+    assert "bus 5 (facility)" in labels and "bus 14 (facility)" in labels
