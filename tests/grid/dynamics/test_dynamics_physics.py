@@ -8,6 +8,7 @@ import pytest
 
 from grid.dynamics import (BusFault, Facility, FacilityTrip, FrequencyLimits, LoadStep,
                            RideThrough, load_case, simulate)
+from grid.dynamics.cases import quiet_andes
 from grid.dynamics.ridethrough import longest_below_s
 
 
@@ -143,3 +144,33 @@ def test_verdict_names_the_breach():
     s = r.summary()
     assert s["mw_lost"] == pytest.approx(30.0)
     assert s["verdict_passed"] is True
+
+
+# ANDES's EIG warns of its ill-conditioned algebraic block (rcond ~1e-20), which it handles
+@pytest.mark.filterwarnings("ignore::scipy.linalg.LinAlgWarning")
+def test_inter_area_mode_agrees_with_andes_eigenvalues():
+    """The ringdown after a 50 MW trip on IEEE 39, read by ``oscillations()``, against ANDES's
+    own small-signal analysis (``EIG``) of the case: the electromechanical mode in the
+    inter-area band (0.639 Hz, ζ = 0.188 in ANDES 2.0's EIG). The frequency agrees within
+    0.02 Hz; the damping from the band-passed envelope within 25 % (measured 0.16, low: the
+    band-pass filter's own ringing at its 0.7 Hz edge, next to the mode, slows the decay it
+    sees)."""
+    case = load_case("ieee39")
+    ss = case.system()
+    with quiet_andes():
+        ss.PFlow.run()
+        ss.EIG.run()
+    mu = np.asarray(ss.EIG.mu)
+    mu = mu[mu != 0]  # the zero eigenvalues of the angle reference
+    f_eig = np.abs(mu.imag) / (2 * np.pi)
+    zeta_eig = -mu.real / np.abs(mu)
+    # the least-damped oscillatory mode in the band dominates a ringdown
+    inband = np.flatnonzero((mu.imag > 0) & (f_eig > 0.1) & (f_eig < 0.7))
+    k = inband[np.argmin(zeta_eig[inband])]
+    f_mode, zeta_mode = float(f_eig[k]), float(zeta_eig[k])
+    assert f_mode == pytest.approx(0.639, abs=0.001)  # the mode the docstring names
+    r = simulate(case, facility_bus=16, load_kw=50_000, event=FacilityTrip(t_s=1.0),
+                 t_end_s=20.0, dt_s=1 / 30)
+    osc = r.oscillations().loc["inter-area"]
+    assert osc["frequency_hz"] == pytest.approx(f_mode, abs=0.02)
+    assert osc["damping_ratio"] == pytest.approx(zeta_mode, rel=0.25)
