@@ -274,10 +274,23 @@ def _check_scheduler(address: str) -> None:
     """Reach the scheduler once before anything is written (a bad address was a traceback from
     inside Dask, after the sweep's plan had been written)."""
     from distributed import Client  # noqa: PLC0415
+    from distributed.comm.addressing import parse_address, parse_host_port  # noqa: PLC0415
+
+    from scenarios.scheduler_probe import probe_scheduler, refused  # noqa: PLC0415
 
     try:
+        scheme, location = parse_address(address)
+        host, port = parse_host_port(location) if scheme == "tcp" else ("", 0)
+    except (ValueError, TypeError) as exc:
+        raise refused(address, f"not a scheduler address ({exc})") from None
+    # a short, bounded look first: Dask's client reads any service's first bytes as a
+    # message length and allocates it (a raw MemoryError for an HTTP server)
+    probe_scheduler(address, scheme, host, port)
+    try:
         Client(address, timeout=f"{SCHEDULER_TIMEOUT_S:g}s").close()
-    except (OSError, ValueError, TypeError) as exc:  # TimeoutError is an OSError
+    except (OSError, ValueError, TypeError, MemoryError, OverflowError) as exc:
+        # TimeoutError is an OSError; MemoryError/OverflowError: a service that greets as a
+        # scheduler does and then sends something else
         raise InputError(
             f"--scheduler {address!r}: no Dask scheduler answers there ({type(exc).__name__}: "
             f"{exc}); expected the address of a running `dask scheduler`, e.g. "
