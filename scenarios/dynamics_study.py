@@ -6,8 +6,8 @@ grid stage is prepared (before anything is computed); :func:`run_dynamics_study`
 :class:`DynamicsStudy`, whose scalar fields go to ``summary.json`` (``grid.dynamics``) and
 whose tables to ``grid_dynamics_trajectories.parquet`` (and
 ``grid_dynamics_loss_of_load_runs.parquet``, ``grid_dynamics_fault_scan_runs.parquet``), as for
-every grid study; :func:`digest_line` is its line in ``aiload run``'s closing summary. Units change here: the
-scenario speaks MW, ``grid.dynamics`` takes the facility in kW.
+every grid study; :func:`digest_line` is its line in ``aiload run``'s closing summary. Units
+change here: the scenario speaks MW, ``grid.dynamics`` takes the facility in kW.
 """
 
 from __future__ import annotations

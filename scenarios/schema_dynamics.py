@@ -267,10 +267,10 @@ class LossOfLoadSection(_Section):
 
 class FaultScanSection(_Section):
     """Which fault locations make the facility leave the grid
-    (``grid.dynamics.which_faults_trip``): one simulation per faulted bus, a
-    three-phase fault (bolted by default) at 0.5 s cleared after ``cycles``, the facility at the study's power with
-    its ride-through rule; the facility-bus voltage minimum, whether it transferred and the MW
-    lost, per bus."""
+    (``grid.dynamics.which_faults_trip``): one simulation per faulted bus, a three-phase fault
+    (bolted by default) at 0.5 s cleared after ``cycles``, the facility at the study's power
+    with its ride-through rule; the facility-bus voltage minimum, whether it transferred and
+    the MW lost, per bus."""
 
     buses: list[int | str] | Literal["all"] = Field(
         description="ANDES bus ids to fault, e.g. [15, 17]; \"all\": every bus of the case "

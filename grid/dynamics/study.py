@@ -162,8 +162,8 @@ def which_faults_trip(case: str | Case, facility_bus: Any, load_kw: float, *,
     the run, the time it reached [s] and its message when it stopped early (a fault that loses
     synchronism stops it; so does a step ANDES cannot solve, e.g. clearing a bolted fault at a
     generator terminal). The rule and the figures cover the run up to where it stopped: a run
-    that stopped early may not show a transfer that would have come. ``power_factor`` [-] and ``dispatch``
-    are those of :func:`~grid.dynamics.simulate.simulate`.
+    that stopped early may not show a transfer that would have come. ``power_factor`` [-] and
+    ``dispatch`` are those of :func:`~grid.dynamics.simulate.simulate`.
     """
     c = load_case(case)
     rule = ride_through or RideThrough()
