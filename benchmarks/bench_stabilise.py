@@ -9,8 +9,8 @@ streamed, and the stabilisation study on that day.
   campus's 78,400 GPUs (9,800 nodes of 8 H100). Target: 60 s or less, numba's compilation of
   the three loops included (the study is timed cold, as a scenario run meets it). Baseline:
   ``microgrid.stabilise.evaluate`` of the unmitigated day (one ramp pass and one Welch PSD:
-  what judging a single candidate costs), timed in the same process (best of three); the ratio says how
-  many such judgements the whole study is worth.
+  what judging a single candidate costs), timed in the same process (best of three); the
+  ratio says how many such judgements the whole study is worth.
 """
 
 from __future__ import annotations
