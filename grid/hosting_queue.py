@@ -48,7 +48,10 @@ class QueueCapacity:
         ``"line 3"``, ``"trafo 0"``, ``"trafo3w 0"``, or ``"power flow"`` when the flow
         stops converging), ``quantity`` (``vm_pu``, ``loading_percent``, ``converged``),
         ``value`` and ``limit`` [pu or %], ``time`` (the binding step; None for constant
-        requests without a background).
+        requests without a background); ``nose_mw`` (the nose of its P-V curve at the
+        binding step with those before it at their allocations: the size at which the
+        network stops solving at all, within ``tolerance_mw``, :func:`grid.stability.nose`)
+        and ``collapse_margin_mw`` (``nose_mw - hosting_mw``) [MW].
     common_scale : float
         Largest common factor of all requests with no violation [-] (within
         ``tolerance_mw`` on the largest request).
@@ -108,6 +111,23 @@ def _requests(net, queue: Mapping, refuse_slack_bus) -> tuple[tuple[int, ...], n
     return tuple(buses), np.array(sizes), shapes, frame.index
 
 
+def _nose(model: engines.Model, power_factor: float, j: int, hosting_mw: float,
+          before_mw: np.ndarray, shape_j: float, scale: float, tolerance_mw: float,
+          p_max_mw: float) -> float:
+    """Facility ``j``'s P-V nose [MW of its size] with ``before_mw`` [MW] held, as one
+    facility's hosting capacity finds its own (:func:`grid.hosting.hosting_capacity`)."""
+    from grid.stability import nose
+
+    if not shape_j > 0:  # it draws nothing at the binding step: no curve to follow
+        return float("nan")
+    direction = np.zeros(len(before_mw))
+    direction[j] = shape_j
+    found = nose(model, power_factor, p_start_mw=hosting_mw, step_mw=max(1.0, 0.1 * hosting_mw),
+                 tolerance_mw=tolerance_mw, p_max_mw=100.0 * p_max_mw, scale=scale,
+                 direction=direction, offset=before_mw)
+    return float("nan") if found is None else found[0]
+
+
 def queue_capacity(net, queue: Mapping, *, limits: Limits, power_factor: float,
                    background: pd.Series | None, p_max_mw: float, tolerance_mw: float,
                    enforce_q_lims: bool | None, rules) -> QueueCapacity:
@@ -161,12 +181,15 @@ def queue_capacity(net, queue: Mapping, *, limits: Limits, power_factor: float,
             one, p_max=p_max_mw, tolerance=tolerance_mw,
             too_much=f"bus {b} hosts more than p_max_mw={p_max_mw} MW without a violation "
                      "(with those before it in the queue); raise p_max_mw.")
-        allocated[j] = min(sizes[j], hosting)
         k, element, quantity, value, limit = found
+        p_nose = _nose(model, power_factor, j, hosting, allocated * shapes[k], shapes[k, j],
+                       float(scale[k]), tolerance_mw, p_max_mw)
+        allocated[j] = min(sizes[j], hosting)
         rows.append({"bus": b, "requested_mw": sizes[j], "common_mw": common * sizes[j],
                      "hosting_mw": hosting, "allocated_mw": allocated[j],
                      "granted": bool(hosting >= sizes[j]), "element": element,
-                     "quantity": quantity, "value": value, "limit": limit, "time": when(k)})
+                     "quantity": quantity, "value": value, "limit": limit, "time": when(k),
+                     "nose_mw": p_nose, "collapse_margin_mw": p_nose - hosting})
     k, element, quantity, value, limit = worst
     return QueueCapacity(pd.DataFrame(rows).set_index("bus"), common, element, quantity,
                          value, limit, when(k), tolerance_mw, model.enforce_q_lims)

@@ -64,9 +64,12 @@ class PVCurve:
 
 def _solve_at(model: engines.Model, solver, p_mw: float, power_factor: float,
               v_start: np.ndarray, scale: float,
-              direction: np.ndarray | None = None) -> np.ndarray | None:
-    # a queue's facilities move together: each its share of p_mw
+              direction: np.ndarray | None = None,
+              offset: np.ndarray | None = None) -> np.ndarray | None:
+    # a queue's facilities move together: each its share of p_mw, on top of ``offset``
     p = np.array([p_mw]) if direction is None else (p_mw * direction)[None, :]
+    if offset is not None:
+        p = p + offset[None, :]
     q = q_mvar(p, power_factor)
     if model.fast_reason:  # no warm start through runpp; exact, slower
         v, ok = engines.solve_runpp(model, p, q, np.array([scale]))
@@ -84,12 +87,13 @@ def _solve_at(model: engines.Model, solver, p_mw: float, power_factor: float,
 
 def nose(model: engines.Model, power_factor: float, *, p_start_mw: float, step_mw: float,
          tolerance_mw: float, p_max_mw: float, scale: float = 1.0,
-         direction: np.ndarray | None = None
+         direction: np.ndarray | None = None, offset: np.ndarray | None = None
          ) -> tuple[float, np.ndarray, list[tuple[float, np.ndarray]]] | None:
     """Step the facility power up from ``p_start_mw`` to the nose; None if the start fails.
 
     ``direction``: for a model of several facilities (a queue), each one's share [-] of the
-    total power stepped up (summing to 1); the powers are then totals [MW].
+    total power stepped up (summing to 1); the powers are then totals [MW]. ``offset``:
+    each facility's power [MW] held under the stepped part (a queue's earlier facilities).
 
     Returns (nose power [MW], voltages there [pu, ppci order], solved points).
     """
@@ -98,7 +102,8 @@ def nose(model: engines.Model, power_factor: float, *, p_start_mw: float, step_m
         from lightsim2grid.algorithm import NRSing_KLU
 
         solver = NRSing_KLU()
-    v = _solve_at(model, solver, p_start_mw, power_factor, model.v0, scale, direction)
+    v = _solve_at(model, solver, p_start_mw, power_factor, model.v0, scale, direction,
+                  offset)
     if v is None:
         return None
     p, step = float(p_start_mw), float(step_mw)
@@ -111,7 +116,7 @@ def nose(model: engines.Model, power_factor: float, *, p_start_mw: float, step_m
                 f"the P-V curve at the facility bus has no nose below p_max_mw={p_max_mw} MW; "
                 "raise p_max_mw."
             )
-        found = _solve_at(model, solver, trial, power_factor, v, scale, direction)
+        found = _solve_at(model, solver, trial, power_factor, v, scale, direction, offset)
         if found is None:
             bracketed = True
             step *= 0.5

@@ -131,3 +131,37 @@ def test_queue_input_errors(case118):
     slack = int(case118.ext_grid.bus.iloc[0])
     with pytest.raises(InputError, match=rf"bus {slack} is the network's slack"):
         grid.hosting_capacity(case118, queue={49: 10.0, slack: 10.0})
+
+
+def test_each_facility_nose_is_where_runpp_stops_solving(case118, queue_result):
+    """The P-V nose of a queued facility, those before it at their allocations: runpp
+    solves there and not 1 % beyond."""
+    queue, qc = queue_result
+    table = qc.allocation
+    before = {59: table.at[59, "allocated_mw"]}
+    nose = table.at[49, "nose_mw"]
+    assert table.at[49, "collapse_margin_mw"] == nose - table.at[49, "hosting_mw"] > 0
+
+    def solves(p: float) -> bool:
+        ref = copy.deepcopy(case118)
+        for bus, mw in {**before, 49: p}.items():
+            pp.create_load(ref, bus, p_mw=mw, q_mvar=mw * TAN)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                pp.runpp(ref, lightsim2grid=False, numba=False, tolerance_mva=1e-8,
+                         enforce_q_lims=True, max_iteration=30)
+        except pp.LoadflowNotConverged:
+            return False
+        return True
+
+    assert solves(nose)
+    assert not solves(1.01 * nose)
+
+
+def test_one_facility_nose_is_the_queue_of_one(case118):
+    one = grid.hosting_capacity(case118, bus=49, limits=LIMITS, power_factor=PF,
+                                tolerance_mw=TOL_MW)
+    queue = grid.hosting_capacity(case118, queue={49: 50.0}, limits=LIMITS, power_factor=PF,
+                                  tolerance_mw=TOL_MW)
+    assert queue.allocation.at[49, "nose_mw"] == one.nose_p_mw
