@@ -78,8 +78,8 @@ class QueueCapacity:
     enforce_q_lims: bool = False
 
 
-def _requests(net, queue: Mapping, refuse_slack_bus) -> tuple[tuple[int, ...], np.ndarray, np.ndarray,
-                                                pd.DatetimeIndex | None]:
+def _requests(net, queue: Mapping, refuse_slack_bus
+              ) -> tuple[tuple[int, ...], np.ndarray, np.ndarray, pd.DatetimeIndex | None]:
     """Buses, sizes [MW] and shapes [-] (steps x facilities; 1 at each one's peak)."""
     if not isinstance(queue, Mapping) or len(queue) == 0:
         raise InputError(f"queue: expected a non-empty mapping bus -> requested size [MW] or "
