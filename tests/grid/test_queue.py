@@ -114,7 +114,10 @@ def test_one_facility_is_the_queue_of_one_same_bits(three_sites):
 
 def test_one_facility_gives_the_numbers_recorded_before_the_queue():
     """tests/grid/make_one_facility_baseline.py ran on the commit before the queue (3f20445);
-    the same calls today must give the same bits."""
+    the same calls today must give the same bits. Recorded on the 2-core development
+    machine (CI's type) with the pinned environment's pandapower and lightsim2grid: an
+    upgrade of either may move last bits; then check the queue-of-one test above still
+    holds and re-record the file on the commit before the upgrade."""
     spec = importlib.util.spec_from_file_location(
         "make_one_facility_baseline", HERE / "make_one_facility_baseline.py")
     module = importlib.util.module_from_spec(spec)
