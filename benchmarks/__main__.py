@@ -7,6 +7,7 @@ Usage::
     python -m benchmarks --only grid facility
     python -m benchmarks --only validation   # aiload beside the NLR study (docs/validation.md)
     python -m benchmarks --only stabilise    # campus day at 0.1 s + POI stabilisation (issue 28)
+    python -m benchmarks --only queue        # ten facilities vs one, a case118 year (issue 30)
 
 Each ``benchmarks/bench_<area>.py`` exposes ``run(quick: bool = False) -> list[dict]``; each row
 has ``name, value, unit, baseline_name, baseline_value, ratio, target, passed``. Results are
