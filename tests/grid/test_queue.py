@@ -127,8 +127,15 @@ def test_one_facility_gives_the_numbers_recorded_before_the_queue():
         warnings.simplefilter("ignore")
         now = module.record()
     assert set(now) == set(before.files)
+    # hosting_capacity's nose_p_mw (entry 3) is left out: the collapse rule shared with the
+    # flexible interconnection (grid/collapse.py, a colleague's fix made at the same time)
+    # finds it by continuation now, a deliberate change of that number, not of the queue's
+    nose = {"hc_118": 3, "hc_cigre_bg": 3}
     for key in before.files:
-        np.testing.assert_array_equal(now[key], before[key], err_msg=key)
+        keep = np.ones(before[key].shape, dtype=bool)
+        if key in nose:
+            keep[nose[key]] = False
+        np.testing.assert_array_equal(now[key][keep], before[key][keep], err_msg=key)
 
 
 # --- alignment on one UTC axis ------------------------------------------------------------
@@ -225,3 +232,19 @@ def test_voltage_envelope_of_a_queue_marks_every_facility_bus(three_sites):
     ax = plots.voltage_envelope(grid.timeseries(net, queue), freq="6h")
     labels = ax.get_legend_handles_labels()[1]
     assert "bus 5 (facility)" in labels and "bus 14 (facility)" in labels
+
+
+def test_a_queue_takes_kw_series_and_facility_loads():
+    """Each facility converts at the boundary on its own: kW named '*_kw', a FacilityLoad's
+    facility_kw, MW otherwise."""
+    class Loaded:  # what grid reads of aiload's FacilityLoad
+        def __init__(self, kw):
+            self.power = pd.DataFrame({"facility_kw": kw})
+
+    net = grid.networks.load("cigre_mv")
+    idx = pd.date_range("2024-07-01", periods=3, freq="h", tz="UTC")
+    res = grid.timeseries(net, {5: pd.Series([1000.0, 2000.0, 1500.0], idx, name="load_kw"),
+                                10: Loaded(pd.Series([500.0, 500.0, 250.0], idx)),
+                                14: pd.Series([0.1, 0.2, 0.3], idx)})
+    np.testing.assert_allclose(res.facilities_mw.to_numpy(),
+                               [[1.0, 0.5, 0.1], [2.0, 0.5, 0.2], [1.5, 0.25, 0.3]], rtol=1e-15)
