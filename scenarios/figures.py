@@ -66,6 +66,15 @@ def _axis_bottom(low: float, top: float) -> float:
     return float(np.floor(bottom / step) * step)
 
 
+def _step_s(series: pd.Series) -> float:
+    """The series' step [s] (its freq, else its first interval; 3600 for one value)."""
+    if series.index.freq is not None:
+        return pd.Timedelta(series.index.freq).total_seconds()
+    if len(series) > 1:
+        return (series.index[1] - series.index[0]).total_seconds()
+    return 3600.0
+
+
 def facility_figures(load: Any, tz: str | None = None) -> list[tuple[str, Figure]]:
     """Stacked parts of the first week [MW], then the metrics package's load-duration curve,
     calendar bands and ramp histogram of ``facility_kw``.
@@ -94,18 +103,23 @@ def facility_figures(load: Any, tz: str | None = None) -> list[tuple[str, Figure
     ax.set_ylabel("power [MW]" if bottom == 0 else f"power [MW] (axis from {bottom:g})")
     date_axis(ax)
     ax.set_xlabel(f"time ({week.index.tz})")
-    ax.set_title("Facility power, first week (interval means)")
+    # a run shorter than a week is shown whole, and said so
+    span = "first week" if len(week) < len(power) else "the whole run"
+    ax.set_title(f"Facility power, {span} (interval means)")
     fig.legend(loc="outside right upper", fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
-    figs = [("Facility power by part over the first week [MW]", fig)]
+    figs = [(f"Facility power by part over {span.replace('first', 'the first')} [MW]", fig)]
 
     facility_kw = power["facility_kw"]
     optional = [
         ("Load-duration curve of the facility power", lambda: plot_load_duration(facility_kw)),
-        ("Hour-of-day and day-of-week percentile bands of the facility power (site time)",
-         lambda: plot_calendar_bands(facility_kw, tz=tz)),
         ("Ramp rates of the facility power per window", lambda: plot_ramp_histogram(facility_kw)),
     ]
+    if len(facility_kw) * _step_s(facility_kw) >= 2 * 86400:
+        # hour-of-day and day-of-week bands say nothing about a run of hours: one line
+        optional.insert(1, (
+            "Hour-of-day and day-of-week percentile bands of the facility power (site time)",
+            lambda: plot_calendar_bands(facility_kw, tz=tz)))
     for title, make in optional:
         try:
             figs.append((title, make()))

@@ -114,8 +114,11 @@ def plots(result, summary: dict, tz) -> list[tuple[str, Figure]]:
         f, psd = _welch(values.to_numpy(), dt_s)
         ax.loglog(f[1:], np.maximum(psd[1:], 1e-12), color=color, lw=1.0, label=label)
     lo, hi = lim["band_hz"]
-    ax.axvspan(lo, min(hi, 0.5 / dt_s), color="#f08c00", alpha=0.15, label=f"limit band "
-               f"{number(lo)}–{number(min(hi, 0.5 / dt_s))} Hz")
+    top = min(hi, 0.5 / dt_s)
+    # a band above the Nyquist frequency of the step cannot be seen: say where it is cut
+    cut = f" (to {number(hi)} Hz; {number(top)} Hz is the step's limit)" if top < hi else ""
+    ax.axvspan(lo, top, color="#f08c00", alpha=0.15,
+               label=f"limit band {number(lo)}–{number(top)} Hz{cut}")
     ax.set_xlabel("frequency [Hz]")
     ax.set_ylabel("power spectral density [MW²/Hz]")
     ax.legend(loc="best")
