@@ -26,6 +26,7 @@ from aiload.errors import InputError
 from aiload.timeseries import step_seconds
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, facility_mw, is_number, q_mvar
+from grid.collapse import NUMERICAL, NUMERICAL_FAILURE, Continuation, settle
 from grid.hosting import base_violation_text, refuse_slack_bus
 from grid.limits import Limits
 from grid.powerflow import _background_scale, solve
@@ -58,7 +59,9 @@ class FlexibleInterconnection:
         ``tolerance_mw`` below the true value), on the facility series' index.
     binding : pandas.Series
         The element that breaks its limit just above ``headroom_mw`` at each step
-        (``"bus 15"``, ``"line 3"``, ``"trafo 0"``, ``"power flow"``).
+        (``"bus 15"``, ``"line 3"``, ``"trafo 0"``; ``"power flow"`` for voltage collapse,
+        found as in :func:`grid.hosting_capacity`: a step that does not converge is walked
+        up to by continuation first, :mod:`grid.collapse`).
     firm_mw : float
         Firm hosting capacity: the smallest headroom over the series [MW].
     load_mw : pandas.Series
@@ -198,10 +201,18 @@ def headroom(
                "trafo3w": net.trafo3w.index}
     used = ""
 
+    # a step that does not converge is walked up to by continuation before it counts as
+    # voltage collapse (grid.collapse), as in grid.hosting_capacity
+    cont = Continuation(model, power_factor, tolerance_mw)
+
     def violated(p: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         nonlocal used
         out, conv, used, _ = solve(model, p, q_mvar(p, power_factor), levels[rows], engine)
-        return _step_worst(out, conv, limits, columns)
+        status = settle(cont, out, conv, p, levels[rows]) if not conv.all() else None
+        broken, names = _step_worst(out, conv, limits, columns)
+        if status is not None:
+            names[status == NUMERICAL] = NUMERICAL_FAILURE
+        return broken, names
 
     zero = np.zeros(len(levels))
     out0, conv0, used, _ = solve(model, zero, zero, levels, engine)

@@ -15,6 +15,7 @@ from aiload.timeseries import require_tz_aware
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, is_number, q_mvar
 from grid.bisection import bisect_capacity
+from grid.collapse import COLLAPSE, NUMERICAL, NUMERICAL_FAILURE, Continuation, settle
 from grid.limits import Limits
 from grid.powerflow import background_values, solve
 
@@ -38,7 +39,9 @@ class HostingCapacity:
         The facility's bus.
     element : str
         The binding element just above ``p_mw`` (``"bus 5"``, ``"line 3"``, ``"trafo 0"``,
-        or ``"power flow"`` when the flow stops converging: voltage collapse).
+        ``"power flow"`` for voltage collapse: no solution even when the power is walked up
+        to by continuation, :mod:`grid.collapse`; ``"power flow (numerical failure)"`` when
+        the network does not solve at that step's background at all).
     quantity : str
         ``vm_pu``, ``loading_percent`` or ``converged``.
     value : float
@@ -207,8 +210,10 @@ def hosting_capacity(
     Returns
     -------
     HostingCapacity
-        Capacity [MW] and the binding constraint just above it. A step that stops
-        converging counts as a violation (voltage collapse).
+        Capacity [MW] and the binding constraint just above it. A step that does not
+        converge is walked up to by continuation first (:mod:`grid.collapse`, the rule of
+        :func:`grid.pv_curve` and :func:`grid.flexible_interconnection`); only one beyond
+        the nose counts as voltage collapse.
 
     Raises
     ------
@@ -275,9 +280,18 @@ def hosting_capacity(
     columns = {"bus": net.bus.index, "line": net.line.index, "trafo": net.trafo.index,
                "trafo3w": net.trafo3w.index}
 
+    # a step that does not converge is walked up to by continuation before it counts as
+    # voltage collapse (grid.collapse): a cold Newton start gives up short of the nose
+    cont = Continuation(model, pf, tolerance_mw)
+
     def check(p: float):
         p_arr = np.full(len(scale), p)
         out, conv, _, _ = solve(model, p_arr, q_mvar(p_arr, pf), scale, engine)
+        if not conv.all():
+            status = settle(cont, out, conv, p_arr, scale, stop_at_collapse=True)
+            for kind, element in ((COLLAPSE, "power flow"), (NUMERICAL, NUMERICAL_FAILURE)):
+                if (status == kind).any():
+                    return int(np.flatnonzero(status == kind)[0]), element, "converged", 0.0, 1.0
         return worst_violation(out, conv, limits, columns)
 
     p0 = np.zeros(len(scale))
@@ -288,11 +302,19 @@ def hosting_capacity(
                                 too_much=f"bus {bus} hosts more than p_max_mw={p_max_mw} MW "
                                          "without a violation; raise p_max_mw.")
     k, element, quantity, value, limit = worst
-    from grid.stability import nose
+    if quantity == "converged" and element == "power flow":
+        # collapse binds: the nose is the one the search walked to (grid.collapse); a cold
+        # start at lo may land on another branch of generator Q-limit switching (case39 bus
+        # 0: 937.8 MW, while the load grown from 0 MW collapses at 925.7 MW, as pv_curve)
+        p_nose = cont.nose_mw(float(scale[k]), 100.0 * p_max_mw)
+    else:
+        from grid.stability import nose
 
-    found = nose(model, pf, p_start_mw=lo, step_mw=max(1.0, 0.1 * lo),
-                 tolerance_mw=tolerance_mw, p_max_mw=100.0 * p_max_mw, scale=float(scale[k]))
-    p_nose = float("nan") if found is None else found[0]
+        # a limit binds: the nose as before (the queue's allocation computes it alike)
+        found = nose(model, pf, p_start_mw=lo, step_mw=max(1.0, 0.1 * lo),
+                     tolerance_mw=tolerance_mw, p_max_mw=100.0 * p_max_mw,
+                     scale=float(scale[k]))
+        p_nose = float("nan") if found is None else found[0]
     return HostingCapacity(lo, bus, element, quantity, value, limit,
                            None if times is None else times[k], tolerance_mw,
                            model.enforce_q_lims, p_nose, p_nose - lo)
