@@ -36,9 +36,10 @@ import pandas as pd
 
 from aiload._suggest import suggest
 from aiload.errors import InputError
+from aiload.facility.demand import _MONDAY_S, _utc_offsets
 
 __all__ = ["CoxArrivals", "fitted", "FITTED", "cox_arrival_times_s", "intensity_path",
-           "hour_of_week_factor"]
+           "hour_of_week_factor", "local_week_s"]
 
 #: bundled fits: name -> (file in ``aiload/facility/data``, calibration in it or None).
 #: ``"helios-earth"`` is the fit as measured; ``"colocation"`` the colocation preset's process
@@ -176,7 +177,7 @@ def _load(name: str) -> CoxArrivals:
     fine = fit["fit"]["minute_scale"]
     week = np.asarray(process.hour_of_week).reshape(7, 24)
     daily = week[0] / week[0].mean()  # the fit's daily cycle (the same shape every day)
-    days = np.ones(7) if cal["days_of_week"] == "flat" else week.mean(axis=1)
+    days = _days_of_week(cal["days_of_week"], fit["fit"])
     tau_s = float(fine["tau_min"]) * 60.0
     return CoxArrivals(hour_of_week=tuple(np.outer(days, daily).ravel().tolist()),
                        sigma2=float(cal["sigma2"]), tau_s=tau_s, step_s=tau_s / 3.0,
@@ -186,13 +187,49 @@ def _load(name: str) -> CoxArrivals:
                        source=process.source)
 
 
+#: what ``calibrations.<name>.days_of_week`` in a fit file may say
+DAYS_OF_WEEK = ("flat", "weekday-weekend")
+
+
+def _days_of_week(kind: str, fit: dict) -> np.ndarray:
+    """Relative submissions per day of the week, Monday first, mean 1 [-]: ``"flat"`` or
+    ``"weekday-weekend"`` (weekend days at the measured ``fit.weekday_weekend`` ratio of the
+    weekdays; ``docs/scripts/fit_arrivals.py``)."""
+    if kind == "flat":
+        return np.ones(7)
+    if kind == "weekday-weekend":
+        ratio = float(fit["weekday_weekend"]["weekend_over_weekday"])
+        days = np.array([1.0] * 5 + [ratio] * 2)
+        return days / days.mean()
+    raise InputError(f"Fit file: days_of_week {kind!r} is not known; expected one of "
+                     f"{list(DAYS_OF_WEEK)}.{suggest(kind, list(DAYS_OF_WEEK))}")
+
+
+def local_week_s(t_s: np.ndarray, start: pd.Timestamp) -> np.ndarray:
+    """Seconds since local Monday 00:00 of each instant ``t_s`` after ``start`` [s], on the
+    calendar of ``start``'s time zone: each instant's own weekday and local time,
+    daylight-saving changes during the run included (a naive ``start`` is read as local time
+    without changes). The same instant gives the same value in any run."""
+    t = np.asarray(t_s, dtype=np.float64)
+    if t.size == 0:
+        return t.copy()
+    if start.tz is None:  # local wall time, no offsets
+        first_s = (start - pd.Timestamp("1970-01-01")).total_seconds()
+        return (first_s + t - _MONDAY_S) % WEEK_S
+    t_first = float(t.min())
+    first = start + pd.to_timedelta(t_first, unit="s")
+    origin_s, offsets = _utc_offsets(first, float(t.max()) - t_first)
+    # seconds since the grid's origin (small numbers: no rounding at a 15-min cell's edge)
+    rel = (start.value // 10**9 - origin_s) + (start.value % 10**9) / 1e9 + t
+    cell = np.clip((rel // 900).astype(np.int64), 0, len(offsets) - 1)
+    return (origin_s - _MONDAY_S + rel + offsets[cell]) % WEEK_S
+
+
 def hour_of_week_factor(t_s: np.ndarray, start: pd.Timestamp, process: CoxArrivals) -> np.ndarray:
-    """``h`` at times ``t_s`` after ``start`` (the wall clock of ``start``; DST shifts during
-    the run ignored) [-]."""
-    # the wall clock at start: on a DST-change day real time since midnight is an hour off
-    wall = start.tz_localize(None) if start.tz is not None else start
-    offset_s = (wall - wall.normalize()).total_seconds() + wall.dayofweek * 86400.0
-    week_h = ((np.asarray(t_s, dtype=float) + offset_s) % WEEK_S) / 3600.0
+    """``h`` at times ``t_s`` after ``start`` [-]: each instant's own weekday and local hour in
+    ``start``'s time zone, daylight-saving changes during the run included
+    (:func:`local_week_s`)."""
+    week_h = local_week_s(t_s, start) / 3600.0
     week = np.asarray(process.hour_of_week)
     # periodic linear interpolation between hour centres (h + 0.5)
     centres = np.arange(-0.5, 168.5 + 1e-9)

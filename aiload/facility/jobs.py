@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from aiload.errors import InputError
-from aiload.facility.arrivals import cox_arrival_times_s
+from aiload.facility.arrivals import cox_arrival_times_s, local_week_s
 from aiload.facility.spec import JobStreamSpec, suggest
 from aiload.profiles._profile import Profile
 
@@ -117,13 +117,11 @@ class JobTable:
 def rate_modulation(t_s: np.ndarray, start: pd.Timestamp, stream: JobStreamSpec) -> np.ndarray:
     """Relative arrival rate (mean 1 over a week) at times ``t_s`` after ``start`` [-].
 
-    Local time of day and day of week follow ``start``'s wall clock at ``start`` (DST shifts
-    during the run are ignored).
+    Each instant's own local time of day and day of week in ``start``'s time zone,
+    daylight-saving changes during the run included (:func:`~aiload.facility.arrivals.
+    local_week_s`).
     """
-    # the wall clock at start: on a DST-change day real time since midnight is an hour off
-    wall = start.tz_localize(None) if start.tz is not None else start
-    offset_s = (wall - wall.normalize()).total_seconds() + wall.dayofweek * 86400.0
-    week_s = (np.asarray(t_s, dtype=float) + offset_s) % (7 * 86400.0)
+    week_s = local_week_s(t_s, start)
     hour = (week_s % 86400.0) / 3600.0
     daily = 1.0 + stream.daily_amplitude * np.cos(2 * np.pi * (hour - stream.peak_hour) / 24.0)
     a_w = stream.weekly_amplitude

@@ -33,6 +33,16 @@ minute-level job counts):
    The ``colocation`` process takes its correlation time (``tau_min``) for its clusters; its
    other numbers are the calibration's (``calibrations`` in the file, kept when the file is
    rewritten; ``docs/validation.md``).
+5. The week: submissions per calendar day (the trace's local clock), weekdays (Monday-Friday,
+   21 days) against weekend days (10 days), each group summarised by its **median over the
+   dates** (one month gives four or five samples of each weekday, too few for seven factors: a
+   single Friday holds 186 submissions, and the per-weekday medians put Sunday above
+   Wednesday). The ratio of the medians, with a bootstrap interval (dates resampled within
+   each group, seed 0), is ``fit.weekday_weekend`` in the file; the ``colocation`` process
+   uses it when its calibration says ``"days_of_week": "weekday-weekend"``. Corroboration,
+   not a measurement: the Philly cluster's daily mean node occupancy per weekday over its ten
+   weeks (2017-10-03..12-15) is written beside it (occupancy answers submissions with the
+   jobs' run times and is capped by the queue, so it damps and delays a weekly swing).
 
 Output: ``aiload/facility/data/arrivals_helios_earth.json`` (the fitted numbers, the lags and
 correlations they were fitted to, the source and its license).
@@ -103,6 +113,47 @@ def fit_correlation(counts: np.ndarray, expected: np.ndarray, max_lag: int,
             "log_pair_correlation": np.round(y, 4).tolist(), "residual_ss": err}
 
 
+def weekday_weekend(counts: pd.Series, draws: int = 2000, seed: int = 0) -> dict:
+    """Weekend/weekday ratio of submissions per calendar day (medians over the dates), with a
+    bootstrap 90 % interval, from hourly counts [-]."""
+    daily = counts.resample("1D").sum()
+    weekend = (daily.index.dayofweek >= 5)
+    wd, we = daily[~weekend].to_numpy(), daily[weekend].to_numpy()
+    rng = np.random.default_rng(seed)
+    boot = np.median(rng.choice(we, (draws, len(we))), axis=1) / np.median(
+        rng.choice(wd, (draws, len(wd))), axis=1)
+    by_day = daily.groupby(daily.index.dayofweek)
+    return {
+        "method": "submissions per calendar day (trace's local clock); median over the weekend "
+                  "dates / median over the weekday dates; 90 % interval: bootstrap of the dates "
+                  "within each group (2000 draws, seed 0) (docs/scripts/fit_arrivals.py)",
+        "weekend_over_weekday": round(float(np.median(we) / np.median(wd)), 3),
+        "interval_90": [round(float(q), 3) for q in np.percentile(boot, [5, 95])],
+        "ratio_of_means": round(float(we.mean() / wd.mean()), 3),
+        "weekday_days": int(len(wd)), "weekend_days": int(len(we)),
+        "median_per_day_weekday": float(np.median(wd)),
+        "median_per_day_weekend": float(np.median(we)),
+        "per_weekday_median_not_used": [float(v) for v in by_day.median()],
+        "per_weekday_dates": [int(v) for v in by_day.size()],
+    }
+
+
+def philly_occupancy_by_weekday(path: Path) -> dict:
+    """Philly's daily mean node occupancy (active/total) per weekday, Monday first [-]."""
+    frame = pd.read_csv(path, parse_dates=["time"]).set_index("time")
+    daily = (frame["active"] / frame["total"]).resample("1D").mean().dropna()
+    weekend = daily.index.dayofweek >= 5
+    return {
+        "what": "Philly (Microsoft) daily mean node occupancy active/total per weekday, "
+                "Monday first, 2017-10-03..2017-12-15 (Helios artifact philly_node_sequence.csv)"
+                "; corroboration only: occupancy is submissions convolved with run times and "
+                "capped by the queue",
+        "mean_by_weekday": np.round(daily.groupby(daily.index.dayofweek).mean(), 3).tolist(),
+        "weekend_over_weekday_mean": round(float(daily[weekend].mean()
+                                                 / daily[~weekend].mean()), 3),
+    }
+
+
 def main() -> None:
     counts = hourly_submissions(DATA / "Earth_vcs" / "vc6YE" / "cluster_sequence_vc.csv")
     n = counts.to_numpy()
@@ -139,6 +190,9 @@ def main() -> None:
             "submissions": int(n.sum()),
             "hours": int(len(n)),
             "index_of_dispersion_1h": round(float(n.var() / n.mean()), 2),
+            "weekday_weekend": weekday_weekend(counts),
+            "philly_occupancy_by_weekday": philly_occupancy_by_weekday(
+                DATA / "philly_node_sequence.csv"),
             "minute_scale": {
                 "method": "the same two-component fit on minute counts, lags 1-360 min, "
                           "against the hour-of-week profile above",

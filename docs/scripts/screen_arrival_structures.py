@@ -3,7 +3,9 @@
 Run from the project root: ``python docs/scripts/screen_arrival_structures.py`` (~20 min on
 one core; needs no shared data); ``--preset-seeds 7`` prints only the preset's queue figures
 for seeds 1-7 (~2 min); ``--calibrate`` runs the calibration grid of the colocation process
-(seeds 1-5 each, ~30 min with two processes; the tables in ``docs/validation.md``). Only the job
+(seeds 1-5 each, ~30 min with two processes; the tables in ``docs/validation.md``);
+``--calibrate --days-of-week weekday-weekend`` runs it with the measured weekend/weekday ratio
+in place of the preset's week (``fit.weekday_weekend`` of the fit's file). Only the job
 layer runs (draw, SimPy schedule: no power), one
 year 2018 at 1 min, seed 1, u = 0.4 and 0.8; it prints the busy fraction (median, P90, std),
 the share of jobs that waited > 1 s, the mean wait of those [h] and the mean wait of all jobs
@@ -33,6 +35,7 @@ preset's own line 2.836 + 6.248·b MW: least squares of ``it_kw`` on busy nodes 
 from __future__ import annotations
 
 import dataclasses
+import json
 import sys
 from pathlib import Path
 
@@ -226,9 +229,26 @@ TOLERANCES = {"mean_mw": 0.05, "median_mw": 0.05, "p90_mw": 0.05, "max_mw": 0.05
 SEEDS = range(1, 6)
 
 
+#: the week the calibration runs (``--days-of-week``): None keeps the preset's
+DAYS_OF_WEEK: list = [None]
+
+
+def _base():
+    """The preset's process, with its days of the week replaced when ``--days-of-week`` says
+    so (the daily cycle kept; ``aiload.facility.arrivals._days_of_week``)."""
+    process = A.fitted("colocation")
+    if DAYS_OF_WEEK[0] is None:
+        return process
+    fit = json.loads((A.DATA / "arrivals_helios_earth.json").read_text())["fit"]
+    week = np.asarray(process.hour_of_week).reshape(7, 24)
+    daily = week[0] / week[0].mean()
+    days = A._days_of_week(DAYS_OF_WEEK[0], fit)
+    return dataclasses.replace(process, hour_of_week=tuple(np.outer(days, daily).ravel()))
+
+
 def _process(point):
     s2, a, tau_h, k = point
-    return dataclasses.replace(A.fitted("colocation"), sigma2=s2, level_amplitude=a,
+    return dataclasses.replace(_base(), sigma2=s2, level_amplitude=a,
                                level_tau_s=tau_h * 3600.0, level_sharpness=k)
 
 
@@ -303,7 +323,16 @@ def preset_seeds(n: int) -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--preset-seeds":
         preset_seeds(int(sys.argv[2]))
-    elif len(sys.argv) == 2 and sys.argv[1] == "--calibrate":
+    elif len(sys.argv) in (2, 4) and sys.argv[1] == "--calibrate":
+        # --calibrate --days-of-week weekday-weekend: calibrate with that week (set before
+        # the worker processes start, which inherit it)
+        if len(sys.argv) == 4:
+            if sys.argv[2] != "--days-of-week" or sys.argv[3] not in A.DAYS_OF_WEEK:
+                raise SystemExit(f"expected --calibrate [--days-of-week KIND], KIND one of "
+                                 f"{list(A.DAYS_OF_WEEK)}; got {sys.argv[1:]}")
+            DAYS_OF_WEEK[0] = sys.argv[3]
+        print(f"calibration week: {_base().name}, day factors "
+              f"{np.round(np.asarray(_base().hour_of_week).reshape(7, 24).mean(axis=1), 3)}")
         calibrate()
     else:
         main()

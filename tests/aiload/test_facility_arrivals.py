@@ -109,12 +109,17 @@ def test_bundled_fit_and_its_calibration():
     fit = json.loads((DATA / "arrivals_helios_earth.json").read_text())
     cal = fit["calibrations"]["colocation"]
     # the colocation process: the fit's daily cycle on every day of the week (the same shape
-    # as the measured Monday), clusters with the measured minute-scale correlation time, and
-    # the calibrated activity level
+    # as the measured Monday), weekend days at the measured ratio of the weekdays or flat,
+    # clusters with the measured minute-scale correlation time, and the calibrated activity
+    # level
     week = np.asarray(colo.hour_of_week).reshape(7, 24)
     monday = np.asarray(raw.hour_of_week)[:24]
     for day in week:
-        np.testing.assert_allclose(day, monday / monday.mean(), rtol=1e-12)
+        np.testing.assert_allclose(day / day.mean(), monday / monday.mean(), rtol=1e-12)
+    ratio = (1.0 if cal["days_of_week"] == "flat"
+             else fit["fit"]["weekday_weekend"]["weekend_over_weekday"])
+    np.testing.assert_allclose(week.mean(axis=1), np.array([1.0] * 5 + [ratio] * 2)
+                               * 7.0 / (5.0 + 2.0 * ratio), rtol=1e-12)
     assert colo.tau_s == pytest.approx(fit["fit"]["minute_scale"]["tau_min"] * 60.0)
     assert 5 * 60 < colo.tau_s < 30 * 60 and colo.step_s <= colo.tau_s
     assert colo.sigma2 == cal["sigma2"] and colo.level_amplitude == cal["level_amplitude"]
