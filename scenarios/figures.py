@@ -347,7 +347,7 @@ def grid_figures(results: dict[str, Any], section: Any,
 
     figs = []
     ts = results.get("timeseries")
-    if ts is not None:
+    if ts is not None and section.bus is not None:  # a queue: its own section's figure
         vm, zone = _wall_clock(ts.vm_pu[section.bus], tz)
         load, _ = _wall_clock(results["load_mw"], tz)
         fig = Figure(figsize=(10, 4.2))
@@ -365,12 +365,14 @@ def grid_figures(results: dict[str, Any], section: Any,
         date_axis(ax2)
         fig.tight_layout()
         figs.append(("Facility load [MW] and voltage at the facility bus [pu]", fig))
-        figs.append(("Voltage envelope at the facility bus [pu]",
+    if ts is not None:
+        figs.append(("Voltage envelope at the facility bus [pu]" if section.bus is not None
+                     else "Voltage envelope at the facility buses [pu]",
                      _on_figure(lambda a: plots.voltage_envelope(ts, ax=a, tz=tz))))
         figs.append(("Loading duration curves of the most loaded branches [%]",
                      _on_figure(lambda a: plots.loading_duration(ts, ax=a))))
     hc = results.get("hosting_capacity")
-    if hc is not None:
+    if hc is not None and section.bus is not None:
         peak = float(results["load_mw"].max())
         figs.append(("Hosting capacity at the facility bus against the facility's peak [MW]",
                      _on_figure(lambda a: plots.hosting_capacity_bars(

@@ -146,18 +146,38 @@ def _line_of(loc: Sequence[Any], lines: Mapping[tuple[str, ...], int]) -> int | 
 def _model_at(loc: Sequence[Any]) -> type[BaseModel] | None:
     """The pydantic model that holds the last element of ``loc`` (for 'did you mean')."""
     model: type[BaseModel] = Scenario
-    for part in loc[:-1]:
+    parts = list(loc[:-1])
+    for i, part in enumerate(parts):
         if isinstance(part, int):  # an element of a list of tables: same model as the list
             continue
         field = model.model_fields.get(str(part))
         if field is None:
             return None
-        candidates = [field.annotation, *typing.get_args(field.annotation)]
-        nested = [c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)]
+        # [facility] or [[facility]]: the table's model, or the array's when a position follows
+        in_array = i + 1 < len(loc) and isinstance(loc[i + 1], int)
+        nested = _models_in(field.annotation, in_array)
         if not nested:
             return None
         model = nested[0]
     return model
+
+
+def _models_in(annotation: Any, in_array: bool) -> list[type[BaseModel]]:
+    """The table models an annotation holds (through Annotated, unions and lists); those
+    inside a list first when ``in_array``."""
+    direct: list[type[BaseModel]] = []
+    listed: list[type[BaseModel]] = []
+
+    def walk(node: Any, inside: bool) -> None:
+        if isinstance(node, type) and issubclass(node, BaseModel):
+            (listed if inside else direct).append(node)
+            return
+        origin = typing.get_origin(node)
+        for arg in typing.get_args(node):
+            walk(arg, inside or origin is list)
+
+    walk(annotation, False)
+    return listed + direct if in_array else direct + listed
 
 
 def _override_of(loc: Sequence[Any], overrides: Mapping[str, Any]) -> str | None:
@@ -377,7 +397,14 @@ def _read(path: Path) -> tuple[str, dict[str, Any]]:
         return text, tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         reason = str(exc)
-        if reason.startswith(("Cannot overwrite a value", "Cannot declare")):
+        lines = text.splitlines()
+        tables = {m.group(1) for line in lines if (m := _HEADER.match(line))}
+        arrays = {m.group(1) for line in lines if (m := _ARRAY_HEADER.match(line))}
+        if "facility" in tables & arrays:
+            fix = ("The file has both a [facility] table and [[facility]] tables; write one "
+                   "[facility] table for one facility at grid.bus, or only [[facility]] "
+                   "tables (an interconnection queue, each with its bus), not both.")
+        elif reason.startswith(("Cannot overwrite a value", "Cannot declare")):
             fix = ("A key or a [table] is written twice there; keep one of them (each key once "
                    "per table, each [table] header once).")
         elif reason.startswith(("Invalid value", "Expected newline or end of document")):

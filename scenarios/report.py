@@ -196,6 +196,11 @@ def render(scenario, summary: dict, load, metrics_table: pd.DataFrame, grid_resu
     parts.append(_table(report_parts.readable(shown), max_rows=200))
     parts.append("</details>")
 
+    if summary.get("queue"):  # [[facility]] tables: the queue on one page
+        from scenarios import report_queue  # noqa: PLC0415
+
+        parts.append(report_queue.section(summary["queue"], lambda items: _figs(items, dpi)))
+
     if grid_results is not None:
         parts.append("<h2>Grid studies</h2>")
         for study, result in grid_results.items():

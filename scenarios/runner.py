@@ -112,7 +112,7 @@ def _stage(name: str, progress: bool) -> float:
     return time.perf_counter()
 
 
-_RUN_FILE = re.compile(r"^(facility(\.jobs|\.flexibility|_bands)?|grid_\w+|microgrid_\w+)"
+_RUN_FILE = re.compile(r"^(facility(\.jobs|\.flexibility|_bands|_queue)?|grid_\w+|microgrid_\w+)"
                        r"\.parquet$|^(metrics\.csv|summary\.json|report\.html)$")
 
 
@@ -232,6 +232,10 @@ def digest(summary: Mapping[str, Any]) -> list[str]:
             f"cheapest that meets every limit {best['option']}, {number(best['kw'])} kW / "
             f"{number(best['kwh'])} kWh, {number(best['cost_usd_per_year'])} USD/yr"
             if best else "no option meets every limit"))
+    if summary.get("queue"):  # [[facility]]: who is granted, who is cut and by what
+        from scenarios.queue_study import digest_lines  # noqa: PLC0415
+
+        lines.extend(digest_lines(summary["queue"]))
     for section, reason in (summary.get("skipped") or {}).items():
         lines.append(f"{section}: skipped")
     timings = summary.get("timings") or {}
@@ -257,6 +261,8 @@ def run_scenario(
     progress: bool = True,
     overwrite: bool = False,
     create_parents: bool = False,
+    workers: int = 0,
+    scheduler: str | None = None,
 ) -> RunResult:
     """Run every section of a scenario and write its outputs.
 
@@ -277,6 +283,9 @@ def run_scenario(
         names this run writes are replaced there, nothing else is touched (``--overwrite``).
     create_parents : bool
         Create a missing parent folder (the command line's default ``aiload-out/NAME``).
+    workers, scheduler : int, str, optional
+        An interconnection queue (``[[facility]]`` tables): generate the facilities on
+        Dask, ``workers`` local processes or the scheduler at an address; default serial.
 
     Returns
     -------
@@ -307,12 +316,22 @@ def run_scenario(
             problems.append(exc)
         return None
 
-    check(studies.check_facility, scenario.facility)
-    check(studies.check_steps, scenario)
+    queued = scenario.queued  # [[facility]] tables: scenarios.queue_study
+    view = scenario
+    if queued:
+        from scenarios import queue_study  # noqa: PLC0415
+
+        view = queue_study.lead_view(scenario)  # the queue's one time axis
+        check(queue_study.check_queue, scenario)
+    else:
+        check(studies.check_facility, scenario.facility)
+    check(studies.check_steps, view)
     grid_plan = mg_plan = None
     if scenario.grid is not None:
         try:
             grid_plan = check(studies.prepare_grid, scenario.grid)
+            if queued and grid_plan is not None:
+                check(queue_study.check_buses, grid_plan, scenario)
         except studies.StageSkipped as exc:
             skipped["grid"] = str(exc)
     if scenario.microgrid is not None:
@@ -335,7 +354,13 @@ def run_scenario(
     timings: dict[str, float] = {}
     t0 = _stage("facility", progress)
     # a bar only on a terminal: in a log file its carriage returns pile up into one line
-    load = studies.run_facility(scenario.facility, progress=progress and _on_terminal())
+    loads = None
+    if queued:
+        loads = queue_study.run_facilities(scenario, workers=workers, scheduler=scheduler,
+                                           stage=lambda name: _stage(name, progress))
+        load = queue_study.total_load(loads)
+    else:
+        load = studies.run_facility(scenario.facility, progress=progress and _on_terminal())
     timings["facility_s"] = time.perf_counter() - t0
     t0 = _stage("metrics", progress)
     fsum = _facility_summary(load)
@@ -343,10 +368,15 @@ def run_scenario(
     grid_results = sizing = pv = None
     if grid_plan is not None:
         t0 = time.perf_counter()  # a line per study follows
-        grid_results = studies.run_grid(
-            grid_plan, load.power["facility_kw"],
-            stage=lambda name: _stage(f"grid studies: {name}", progress),
-            facility=scenario.facility)
+        if queued:
+            grid_results = queue_study.run_grid(
+                grid_plan, loads, scenario.queue or queue_study.QueueSection(),
+                stage=lambda name: _stage(f"grid studies: {name}", progress))
+        else:
+            grid_results = studies.run_grid(
+                grid_plan, load.power["facility_kw"],
+                stage=lambda name: _stage(f"grid studies: {name}", progress),
+                facility=scenario.facility)
         timings["grid_s"] = time.perf_counter() - t0
     if mg_plan is not None:
         t0 = _stage(f"microgrid sizing, {_steps(load.power, scenario.microgrid.freq)} steps",
@@ -365,7 +395,8 @@ def run_scenario(
         "scenario": scenario.name,
         "source": str(source_path) if source_path else None,
         "aiload_version": aiload.__version__,
-        "seed": scenario.facility.seed,
+        "seed": (scenario.queue or queue_study.QueueSection()).seed if queued
+        else scenario.facility.seed,
         "inputs": scenario.model_dump(mode="json"),
         "facility": {
             "energy_kwh": energy_kwh(load.power["facility_kw"]),
@@ -378,6 +409,8 @@ def run_scenario(
     if grid_results is not None:
         summary["grid"] = {k: {**scalars_of(v), **_violations_of(v, tz)}
                            for k, v in grid_results.items() if k != "load_mw"}
+    if queued:
+        summary["queue"] = queue_study.summary_of(scenario, loads, grid_results)
     if sizing is not None:
         summary["microgrid"] = scalars_of(sizing)
     if stabilisation is not None:
@@ -388,6 +421,8 @@ def run_scenario(
         t0 = _stage("writing outputs", progress)
         if scenario.outputs.facility_parquet:
             load.to_parquet(tmp / "facility.parquet", jobs=scenario.outputs.jobs)
+        if queued and scenario.outputs.facility_parquet:  # one facility_kw column per bus
+            write_frame(queue_study.series_kw(loads), tmp / "facility_queue.parquet")
         if getattr(load, "bands", None) is not None:
             load.bands.add_suffix("_kw").to_parquet(tmp / "facility_bands.parquet")
         fsum["table"].to_csv(tmp / "metrics.csv", index=False)
@@ -405,7 +440,7 @@ def run_scenario(
         summary["timings"] = timings
         if scenario.outputs.report:
             t0 = _stage("report", progress)
-            html = report.render(scenario, summary, load, fsum["table"], grid_results, sizing, pv,
+            html = report.render(view, summary, load, fsum["table"], grid_results, sizing, pv,
                                  stabilisation=stabilisation)
             (tmp / "report.html").write_text(html, encoding="utf-8")
             timings["report_s"] = time.perf_counter() - t0

@@ -19,10 +19,18 @@ from __future__ import annotations
 
 import datetime as dt
 import warnings
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pandas as pd
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Discriminator,
+    Field,
+    Tag,
+    field_validator,
+    model_validator,
+)
 
 from scenarios.schema_dynamics import DynamicsSection
 from scenarios.schema_facility import (
@@ -33,11 +41,14 @@ from scenarios.schema_facility import (
     refuse_non_finite,
 )
 from scenarios.schema_flexibility import FlexibilitySection
+from scenarios.schema_queue import QueueSection, check_queue_fields
 from scenarios.schema_stabilise import IterationSection, StabiliseSection
 
 __all__ = [
     "Scenario",
     "FacilitySection",
+    "QueuedFacilitySection",
+    "QueueSection",
     "FleetSection",
     "JobStreamSection",
     "InferenceSection",
@@ -277,6 +288,35 @@ class FacilitySection(_Section):
         return self
 
 
+class QueuedFacilitySection(FacilitySection):
+    """One facility of an interconnection queue (a ``[[facility]]`` table): a ``[facility]``
+    table with its ``bus``, a ``name`` and its site's clock (:mod:`scenarios.schema_queue`)."""
+
+    bus: int = Field(ge=0, description="index of the bus this facility connects to [-]")
+    name: str | None = Field(None, description="label in the report; None: 'bus N'")
+    timezone: str | None = Field(
+        None, description="the site's clock, an IANA name such as 'America/Chicago': the "
+        "facility model runs on it (time-of-day demand); None: the offset of start")
+
+    @field_validator("timezone")
+    @classmethod
+    def _timezone(cls, value: str | None) -> str | None:
+        return SiteSection._timezone(value)
+
+
+def _facility_kind(value: Any) -> str:
+    return "[[facility]]" if isinstance(value, (list, tuple)) else "[facility]"
+
+
+#: ``[facility]`` (one facility at grid.bus) or ``[[facility]]`` (a queue, a bus each); the
+#: tags carry brackets so that the loader leaves them out of field paths in messages
+FacilityTables = Annotated[
+    Annotated[FacilitySection, Tag("[facility]")]
+    | Annotated[list[QueuedFacilitySection], Tag("[[facility]]")],
+    Discriminator(_facility_kind),
+]
+
+
 class SiteSection(_Section):
     """Where the facility is and which weather year drives PV (and weather-driven cooling)."""
 
@@ -492,7 +532,9 @@ class GridSection(_Section):
         description="bundled network name ('cigre_mv', 'cigre_hv', 'case33bw', 'case39', 'case118', "
         "'case300') or a pandapower JSON / MATPOWER file path"
     )
-    bus: int = Field(ge=0, description="index of the bus the facility connects to [-]")
+    bus: int | None = Field(None, ge=0, description="index of the bus the facility connects "
+                            "to [-]; required with [facility], left out with [[facility]] "
+                            "tables (each names its bus)")
     power_factor: float = Field(0.99, gt=0.0, le=1.0, description="facility power factor [-]")
     studies: list[Literal["timeseries", "hosting_capacity", "contingency", "short_circuit",
                           "load_loss", "flexible_interconnection", "cosimulate"]] = Field(
@@ -707,7 +749,12 @@ class Scenario(_Section):
 
     name: str = Field(description="short name of the scenario")
     description: str = Field("", description="one paragraph shown at the top of the report")
-    facility: FacilitySection = Field(description="the facility model run (aiload.facility)")
+    facility: FacilityTables = Field(
+        description="the facility model run (aiload.facility): one [facility] table, or one "
+        "[[facility]] table per facility of an interconnection queue, each with its bus")
+    queue: QueueSection | None = Field(
+        None, description="with [[facility]] tables: seeds, queue order and which facilities "
+        "trip together; absent: QueueSection's defaults")
     site: SiteSection = Field(default_factory=SiteSection, description="location and weather")
     grid: GridSection | None = Field(None, description="grid studies; absent: none")
     microgrid: MicrogridSection | None = Field(None, description="sizing; absent: none")
@@ -716,3 +763,24 @@ class Scenario(_Section):
         "(microgrid.stabilise) on the facility series at its own step; absent: none")
     sweep: SweepSection = Field(default_factory=SweepSection, description="sweep values")
     outputs: OutputsSection = Field(default_factory=OutputsSection, description="output files")
+
+    @model_validator(mode="after")
+    def _one_or_queue(self) -> Scenario:
+        if isinstance(self.facility, list):
+            check_queue_fields(self.facility, self.queue,
+                               self.grid.bus if self.grid is not None else None)
+            return self
+        if self.queue is not None:
+            raise ValueError("a [queue] table with one [facility] table: [queue] orders "
+                             "[[facility]] tables (a queue, a bus each); remove [queue] or "
+                             "write the facilities as [[facility]] tables")
+        if self.grid is not None and self.grid.bus is None:
+            raise ValueError("field 'grid.bus' is required but missing: the bus the "
+                             "[facility] connects to; add bus = N to [grid] (or write "
+                             "[[facility]] tables, each with its bus)")
+        return self
+
+    @property
+    def queued(self) -> bool:
+        """Whether the scenario is an interconnection queue (``[[facility]]`` tables)."""
+        return isinstance(self.facility, list)

@@ -30,10 +30,29 @@ The `[facility]` table takes EITHER a bundled `preset` (with `utilization` and `
 OR a full specification: a `[facility.fleet]` table, any number of `[[facility.streams]]`
 and `[[facility.inference]]` tables (at least one in all) and optionally
 `[facility.overheads]`; see `scenarios/bundled/custom-fleet.toml`.
+
+An interconnection queue writes one `[[facility]]` table per facility instead, each with the
+keys of `[facility]` and its own `bus` (then `[grid]` has no `bus`), in queue order; `[queue]`
+sets the seeds, the order and which facilities trip together; see
+`scenarios/bundled/queue-case118.toml` and [the queue scenario](scenarios/queue-case118.md).
 """
 
 
+def _flat(annotation: typing.Any, inside_list: bool = False):
+    """``(argument, inside a list)`` for every argument of an annotation, through
+    Annotated, unions and lists."""
+    yield annotation, inside_list
+    origin = typing.get_origin(annotation)
+    for arg in typing.get_args(annotation):
+        yield from _flat(arg, inside_list or origin is list)
+
+
 def _type_name(annotation: typing.Any) -> str:
+    found = [(a, inside) for a, inside in _flat(annotation)
+             if isinstance(a, type) and issubclass(a, BaseModel)]
+    if len(found) > 1:  # [facility] or [[facility]]
+        return " or ".join(f"array of tables `[[{_table_of(a)}]]`" if inside
+                           else f"table `{_table_of(a)}`" for a, inside in found)
     if typing.get_origin(annotation) is list:
         (item,) = typing.get_args(annotation)
         if isinstance(item, type) and issubclass(item, BaseModel):
@@ -55,7 +74,7 @@ def _models() -> list[type[BaseModel]]:
             return
         found.append(model)
         for field in model.model_fields.values():
-            for arg in [field.annotation, *typing.get_args(field.annotation)]:
+            for arg, _ in _flat(field.annotation):
                 if isinstance(arg, type) and issubclass(arg, BaseModel):
                     walk(arg)
 
@@ -77,10 +96,9 @@ def _paths() -> None:
     def walk(model: type[BaseModel], prefix: str) -> None:
         _TABLES.setdefault(model, prefix or "(top level)")
         for name, field in model.model_fields.items():
-            if typing.get_origin(field.annotation) is list:
-                _ARRAYS.update(a for a in typing.get_args(field.annotation)
-                               if isinstance(a, type) and issubclass(a, BaseModel))
-            for arg in [field.annotation, *typing.get_args(field.annotation)]:
+            _ARRAYS.update(a for a, inside in _flat(field.annotation)
+                           if inside and isinstance(a, type) and issubclass(a, BaseModel))
+            for arg, _ in _flat(field.annotation):
                 if isinstance(arg, type) and issubclass(arg, BaseModel):
                     walk(arg, f"{prefix}.{name}" if prefix else name)
 

@@ -278,7 +278,7 @@ def prepare_grid(section: GridSection) -> GridPlan:
         net = grid.networks.load(section.network)
     except InputError as exc:
         raise InputError(f"grid.network = {section.network!r}: {exc}") from None
-    if section.bus not in net.bus.index:
+    if section.bus is not None and section.bus not in net.bus.index:  # None: a queue
         index = sorted(int(i) for i in net.bus.index)
         if index == list(range(index[0], index[-1] + 1)):
             buses = f"numbered {index[0]} to {index[-1]}"
@@ -295,7 +295,7 @@ def prepare_grid(section: GridSection) -> GridPlan:
         loading_max_percent=section.limits.loading_max_percent,
     )
     sc_data = None
-    if "short_circuit" in section.studies:
+    if "short_circuit" in section.studies and section.bus is not None:
         sc_data = _short_circuit_data(grid, net, section)
     if section.dynamics is not None:  # [grid.dynamics]: its case, buses and lines
         from scenarios.dynamics_study import check_dynamics

@@ -1,0 +1,99 @@
+"""The report's interconnection-queue section: who gets the request, who is cut, by what.
+
+Built from ``summary.json``'s ``queue`` (:func:`scenarios.queue_study.summary_of`), so the
+page and the file say the same: a table per facility in queue order and a figure of the
+requested against the allocated MW, coloured by the binding constraint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+from matplotlib.figure import Figure
+
+from scenarios import report_parts
+
+__all__ = ["section", "allocation_figure"]
+
+_QUANTITY = {"vm_pu": "voltage", "loading_percent": "loading",
+             "converged": "power-flow convergence"}
+_COLOURS = {"voltage": "#c0392b", "loading": "#e67e22", "power-flow convergence": "#7d3c98"}
+
+
+def _binding(row: Mapping[str, Any]) -> str:
+    return _QUANTITY.get(row.get("binding_quantity"), str(row.get("binding_quantity")))
+
+
+def allocation_figure(rows: list[Mapping[str, Any]]) -> Figure:
+    """Requested (outline) and allocated (filled, coloured by what binds just above the
+    facility's hosting size) MW per facility, in queue order [MW]."""
+    fig = Figure(figsize=(9, 4))
+    ax = fig.add_subplot()
+    x = range(len(rows))
+    ax.bar(x, [r["requested_mw"] for r in rows], color="none", edgecolor="#52606d",
+           lw=1.2, label="requested (peak at grid.freq)")
+    colours = [_COLOURS.get(_binding(r), "#3e7cb1") for r in rows]
+    ax.bar(x, [r["allocated_mw"] for r in rows], color=colours, alpha=0.85, width=0.6)
+    for i, r in enumerate(rows):
+        where = "granted" if r["granted"] else f"cut: {r['binding_element']}"
+        ax.annotate(where, (i, r["allocated_mw"]), textcoords="offset points", xytext=(0, 3),
+                    ha="center", fontsize=7)
+    ax.set_xticks(list(x), [f"{i + 1}. {r['name']}\n(bus {r['bus']})" for i, r in
+                            enumerate(rows)], fontsize=7)
+    ax.set_ylabel("MW")
+    ax.set_title("Requested and allocated MW in queue order (fill: what binds just above)")
+    from matplotlib.patches import Patch  # noqa: PLC0415
+
+    kinds = sorted({_binding(r) for r in rows})
+    ax.legend(handles=[Patch(facecolor="none", edgecolor="#52606d", label="requested")]
+              + [Patch(color=_COLOURS.get(k, "#3e7cb1"), label=f"allocated; binding {k}")
+                 for k in kinds], fontsize=7)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+def _table(rows: list[Mapping[str, Any]]) -> pd.DataFrame:
+    out = []
+    for i, r in enumerate(rows):
+        row = {"queue": i + 1, "facility": r["name"], "bus": r["bus"], "kind": r["kind"],
+               "site clock": r["timezone"], "seed": r["seed"],
+               "requested MW (peak)": r["requested_mw"]}
+        if "allocated_mw" in r:
+            row.update({"allocated MW": r["allocated_mw"],
+                        "granted": "yes" if r["granted"] else "cut",
+                        "binding": f"{_binding(r)} at {r['binding_element']}",
+                        "value / limit": f"{r['binding_value']:.4g} / {r['binding_limit']:g}",
+                        "common-scaling MW": r["common_mw"]})
+        if "violation_hours_at_bus" in r:
+            row.update({"violation h at its bus": r["violation_hours_at_bus"],
+                        "lowest V at its bus [pu]": r["min_vm_pu_at_bus"]})
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def section(queue: Mapping[str, Any], figs: Callable[[list[tuple[str, Figure]]], str]) -> str:
+    """The queue section's HTML; ``figs`` renders ``(caption, Figure)`` items."""
+    rows = queue["facilities"]
+    parts = ["<h2>Interconnection queue</h2>"]
+    text = (f"<p>{len(rows)} facilities in queue order, each on its own seed "
+            f"({report_parts.esc(queue['seeds'])} seeds) and site clock, on one UTC axis. "
+            "The series above and the grid studies below are their total; each facility's "
+            "own series is in facility_queue.parquet.")
+    if rows and "allocated_mw" in rows[0]:
+        requested = sum(r["requested_mw"] for r in rows)
+        allocated = sum(r["allocated_mw"] for r in rows)
+        text += (f" Allocated in queue order (each with those before it connected at their "
+                 f"allocations): <b>{allocated:,.1f} of {requested:,.1f} MW</b>; "
+                 f"{sum(r['granted'] for r in rows)} of {len(rows)} granted in full. All "
+                 f"requests together scale by at most <b>{queue['common_scale']:.3f}</b> "
+                 f"(binding: {report_parts.esc(_QUANTITY.get(queue['common_quantity'], ''))} at "
+                 f"{report_parts.esc(queue['common_element'])}).")
+    parts.append(text + "</p>")
+    parts.append(report_parts.table(report_parts.readable(_table(rows))))
+    if rows and "allocated_mw" in rows[0]:
+        parts.append(figs([("Requested and allocated MW per facility in queue order, coloured "
+                            "by the binding constraint", allocation_figure(rows))]))
+    return "\n".join(parts)
