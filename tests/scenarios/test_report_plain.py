@@ -18,16 +18,21 @@ QUICK = {
     "campus-100mw-flexible": {"grid.flexible.cosim_start": "START",
                               "grid.flexible.cosim_end": "START+1D"},
     "campus-100mw-stabilisation": {"facility.end": "START+30MIN"},  # 0.1 s steps
+    "queue-case118": {"grid.contingency_hours": 2},  # [[facility]]: each one's end is set
 }
 
 
 def _report(name: str, folder) -> str:
     from scenarios.runner import run_scenario
 
-    start = pd.Timestamp(load_scenario(name).facility.start)
+    scenario = load_scenario(name)
+    queued = scenario.queued  # [[facility]] tables: a queue, one end per facility
+    start = pd.Timestamp((scenario.facility[0] if queued else scenario.facility).start)
     iso = {"START": start, "START+1D": start + pd.Timedelta(days=1),
            "START+30MIN": start + pd.Timedelta(minutes=30)}
-    overrides = {"facility.end": (start + pd.Timedelta(days=2)).isoformat(),
+    ends = ([f"facility.{k}.end" for k in range(len(scenario.facility))] if queued
+            else ["facility.end"])
+    overrides = {**{key: (start + pd.Timedelta(days=2)).isoformat() for key in ends},
                  "outputs.facility_parquet": False, "outputs.jobs": False}
     for key, value in QUICK.get(name, {}).items():
         overrides[key] = iso[value].isoformat() if value in iso else value
