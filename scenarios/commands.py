@@ -50,7 +50,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         overrides[key] = values[0]
     out = args.output or Path("aiload-out") / Path(str(args.scenario)).stem
     result = run_scenario(args.scenario, out, overrides=overrides, progress=not args.quiet,
-                          overwrite=args.overwrite, create_parents=args.output is None)
+                          overwrite=args.overwrite, create_parents=args.output is None,
+                          workers=args.workers, scheduler=args.scheduler)
     print(f"{result.out_dir}: " + ", ".join(result.files))
     for line in digest(result.summary):
         print(f"  {line}")
@@ -117,6 +118,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--set", action="append", metavar="FIELD=VALUE",
                      help="override a field, e.g. --set facility.end=2025-01-08T00:00:00Z")
     run.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+    run.add_argument("--workers", type=int, default=0,
+                     help="an interconnection queue ([[facility]] tables): generate the "
+                     "facilities on a local Dask cluster of this many processes (default 0: "
+                     "one after another)")
+    run.add_argument("--scheduler", metavar="ADDRESS",
+                     help="an interconnection queue: generate the facilities on an existing "
+                     "Dask scheduler, e.g. tcp://10.0.0.5:8786")
     run.set_defaults(func=cmd_run)
 
     sweep = subparsers.add_parser(

@@ -135,7 +135,10 @@ def run_facilities(scenario: Scenario, *, workers: int = 0, scheduler: str | Non
     per facility on Dask (``workers`` local processes, or the ``scheduler`` at an address)."""
     ordered = sections(scenario)
     stage = stage or (lambda text: None)
-    if scheduler is None and workers <= 0:
+    if not isinstance(workers, int) or workers < 0:
+        raise InputError(f"workers = {workers!r}: expected a whole number >= 0 of local Dask "
+                         "processes (0: the facilities one after another, here)")
+    if scheduler is None and workers == 0:
         out = {}
         for k, section in ordered:
             stage(f"facility {k + 1}/{len(ordered)} at bus {section.bus}")

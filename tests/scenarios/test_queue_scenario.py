@@ -275,3 +275,17 @@ def test_one_facility_outputs_unchanged_bit_for_bit(tmp_path):
         for key, value in values.items():
             assert result.summary["grid"][study][key] == value, (study, key)
     assert "queue" not in result.summary
+
+
+def test_facilities_on_dask_equal_the_serial_run(tmp_path):
+    pytest.importorskip("distributed")
+    from scenarios.queue_study import run_facilities
+
+    scenario = load_scenario(write(tmp_path, two_sites(extra1='timezone = "Asia/Tokyo"\n')))
+    serial = run_facilities(scenario)
+    on_dask = run_facilities(scenario, workers=2)
+    assert list(on_dask) == list(serial) == [17, 32]
+    for bus in serial:
+        pd.testing.assert_frame_equal(on_dask[bus].power, serial[bus].power, check_exact=True)
+    with pytest.raises(InputError, match=r"workers = -1: expected a whole number >= 0"):
+        run_facilities(scenario, workers=-1)
