@@ -194,7 +194,7 @@ def _costs(load, factor: float) -> pd.DataFrame:
 def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pandapowerNet,
                      spec_or_preset, *, start=None, end=None, freq: str | None = None,
                      seed: int = 0, control_period=None, enforce_q_lims: bool | None = None,
-                     **facility_overrides) -> CurtailmentCost:
+                     progress: bool = False, **facility_overrides) -> CurtailmentCost:
     """Run the facility under the implied limit of ``size_mw`` and cross-check the network.
 
     Parameters
@@ -216,6 +216,8 @@ def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pan
         the default 60 s is half a million periods); default the spec's.
     enforce_q_lims : bool, optional
         As in :func:`grid.timeseries`.
+    progress : bool
+        Show the facility run's progress bar (it is the long part); default off.
     **facility_overrides
         Preset parameters or FacilitySpec fields (e.g. ``flexibility=...``).
 
@@ -242,7 +244,7 @@ def curtailment_cost(study: FlexibleInterconnection, size_mw: float, net: pp.pan
 
     load = _facility_call(spec_or_preset, start=start, end=end, freq=freq, seed=seed,
                           period_s=_period_s(control_period), limit=limit,
-                          overrides=facility_overrides)
+                          overrides=facility_overrides, progress=progress)
     factor = float(size_mw) / float(study.load_mw.max())
     mean_kw = load.power["facility_kw"].resample(step).mean()
     if not mean_kw.index.equals(index):

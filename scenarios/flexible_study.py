@@ -67,8 +67,14 @@ def control_period_of(flex, facility) -> str:
 
 
 def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
-                       facility) -> dict[str, Any]:
-    """Run ``name`` (``"flexible_interconnection"`` or ``"cosimulate"``) -> results by name."""
+                       facility, stage=None, progress: bool = False) -> dict[str, Any]:
+    """Run ``name`` (``"flexible_interconnection"`` or ``"cosimulate"``) -> results by name.
+
+    ``stage(name)`` is called before the facility run under the limit, the long part of the
+    flexible study (a progress line of ``aiload run``); ``progress`` shows the facility
+    runs' progress bars (``aiload run`` on a terminal).
+    """
+    stage = stage or (lambda name: None)
     flex = section.flexible
     spec, overrides = facility_call(facility)
     period = control_period_of(flex, facility)
@@ -82,10 +88,13 @@ def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
         out["flexible_interconnection"] = study
         if flex.curtailment_cost:
             size = flex.size_mw if flex.size_mw is not None else float(load_mw.max())
+            stage(f"flexible interconnection: firm {study.firm_mw:,.1f} MW; {size:,.1f} MW "
+                  f"under its implied limit through the facility model ({len(load_mw):,} steps "
+                  f"of {section.freq}, control period {period}), then the network cross-check")
             out["curtailment_cost"] = grid.curtailment_cost(
                 study, size, plan.net, spec, freq=section.freq, seed=facility.seed,
                 control_period=period, enforce_q_lims=section.enforce_q_lims,
-                **overrides)
+                progress=progress, **overrides)
         return out
     start = pd.Timestamp(flex.cosim_start or facility.start)
     end = pd.Timestamp(flex.cosim_end) if flex.cosim_end else start + pd.Timedelta("7D")
@@ -95,7 +104,7 @@ def run_flexible_study(grid, plan, section, name: str, load_mw: pd.Series,
         control_period=period, controller=flex.controller, limits=plan.limits,
         power_factor=section.power_factor, background=background_of(section, index),
         seed=facility.seed, branches=flex.branches, enforce_q_lims=section.enforce_q_lims,
-        **overrides)
+        progress=progress, **overrides)
     return out
 
 

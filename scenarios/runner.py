@@ -376,7 +376,7 @@ def run_scenario(
             grid_results = studies.run_grid(
                 grid_plan, load.power["facility_kw"],
                 stage=lambda name: _stage(f"grid studies: {name}", progress),
-                facility=scenario.facility)
+                facility=scenario.facility, progress=progress and _on_terminal())
         timings["grid_s"] = time.perf_counter() - t0
     if mg_plan is not None:
         t0 = _stage(f"microgrid sizing, {_steps(load.power, scenario.microgrid.freq)} steps",

@@ -323,10 +323,13 @@ def _short_circuit_data(grid, net, section: GridSection):
 
 def run_grid(plan: GridPlan, facility_kw: pd.Series,
              stage: Callable[[str], object] | None = None,
-             facility: FacilitySection | None = None) -> dict[str, Any]:
+             facility: FacilitySection | None = None,
+             progress: bool = False) -> dict[str, Any]:
     """Run the requested grid studies for the facility series [kW] -> dict of results.
 
-    ``stage(name)`` is called before each study (progress lines of ``aiload run``).
+    ``stage(name)`` is called before each study and before the long part of one (progress
+    lines of ``aiload run``); ``progress`` shows the progress bars of the studies that run
+    the facility model again.
     ``facility`` (the scenario's ``[facility]``) is needed by the studies that run the
     facility model again: ``flexible_interconnection`` (its cost run) and ``cosimulate``.
     """
@@ -341,9 +344,9 @@ def run_grid(plan: GridPlan, facility_kw: pd.Series,
                  "short_circuit": "short-circuit strength"
                  + ("" if section.short_circuit.outages == "none" else ", intact and N-1"),
                  "load_loss": "load loss",
-                 "flexible_interconnection": "flexible interconnection (headroom per step, "
-                 "then the chosen size's limit through the facility model)",
-                 "cosimulate": "closed loop facility + network"}
+                 "flexible_interconnection": "flexible interconnection: headroom per step",
+                 "cosimulate": "closed loop facility + network"
+                 + (f", {section.flexible.cosim_freq} steps" if section.flexible else "")}
     for name in described:  # a fixed order, each study once
         if name not in section.studies:
             continue
@@ -351,7 +354,8 @@ def run_grid(plan: GridPlan, facility_kw: pd.Series,
         if name in ("flexible_interconnection", "cosimulate"):
             from scenarios.flexible_study import run_flexible_study
 
-            out.update(run_flexible_study(grid, plan, section, name, load_mw, facility))
+            out.update(run_flexible_study(grid, plan, section, name, load_mw, facility,
+                                          stage=stage, progress=progress))
             continue
         out.update(_run_study(grid, plan, section, name, load_mw))
     if section.dynamics is not None:  # [grid.dynamics]: scenarios.dynamics_study
