@@ -71,7 +71,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
                        start_method=args.start_method, progress=not args.quiet,
                        overwrite=args.overwrite, create_parents=args.output is None)
     print(f"{result.out_dir}: {len(result.cases)} cases x {result.replicates} replicates "
-          f"({result.computed} computed now); bands.parquet, comparison.csv")
+          f"({result.computed} computed now); "
+          + ("comparison.csv" if result.bands.empty else "bands.parquet, comparison.csv"))
     return 0
 
 

@@ -15,7 +15,7 @@ from matplotlib.figure import Figure
 
 from scenarios import report_parts
 
-__all__ = ["section", "allocation_figure"]
+__all__ = ["section", "allocation_figure", "render_sweep"]
 
 _QUANTITY = {"vm_pu": "voltage", "loading_percent": "loading",
              "converged": "power-flow convergence"}
@@ -97,3 +97,32 @@ def section(queue: Mapping[str, Any], figs: Callable[[list[tuple[str, Figure]]],
         parts.append(figs([("Requested and allocated MW per facility in queue order, coloured "
                             "by the binding constraint", allocation_figure(rows))]))
     return "\n".join(parts)
+
+
+def render_sweep(name: str, cases, comparison: pd.DataFrame, out_dir) -> str:
+    """A queue sweep's ``report.html``: the cases, the allocated MW of every facility per
+    case, and each case's allocation figure (from its ``summary.json``)."""
+    import json  # noqa: PLC0415
+    from pathlib import Path  # noqa: PLC0415
+
+    from scenarios.report import _figs, _page  # noqa: PLC0415
+
+    esc = report_parts.esc
+    parts = [f"<h1>{esc(name)}: queue sweep</h1>",
+             f"<p>{len(cases)} variants of the interconnection queue, each a whole "
+             "<code>aiload run</code> (its files in cases/CASE/).</p>", "<h2>Cases</h2>",
+             report_parts.table(pd.DataFrame([{"case": c, **{k: str(v) for k, v in values.items()}}
+                                              for c, values, _ in cases]))]
+    if "allocated_mw" in comparison and comparison["allocated_mw"].notna().any():
+        pivot = comparison.pivot_table(index="name", columns="case_id", values="allocated_mw",
+                                       sort=False)
+        parts += ["<h2>Allocated MW per facility and case</h2>",
+                  report_parts.table(pivot.round(2).reset_index().rename(
+                      columns={"name": "facility"}))]
+    for case_id, values, _ in cases:
+        summary = json.loads((Path(out_dir) / "cases" / case_id / "summary.json").read_text())
+        rows = summary["queue"]["facilities"]
+        if rows and "allocated_mw" in rows[0]:
+            label = ", ".join(f"{k} = {v}" for k, v in values.items()) or "the file's values"
+            parts.append(_figs([(f"{case_id} ({label})", allocation_figure(rows))], 80))
+    return _page(f"{name} queue sweep", parts)

@@ -524,6 +524,17 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     """
     _check_start_method(start_method)  # before anything is written
     _check_counts(replicates, workers)
+    base = load_scenario(source, overrides=overrides)
+    if base.queued:  # [[facility]] tables: each case a whole run (scenarios.sweep_queue)
+        from scenarios import sweep_queue  # noqa: PLC0415
+
+        axes = {sweep_queue.normalise_key(k): v
+                for k, v in {**base.sweep.values, **dict(sets or {})}.items()}
+        return sweep_queue.run_queue_sweep(
+            source, out_dir, axes=axes, overrides=overrides,
+            replicates=base.sweep.replicates if replicates is None else int(replicates),
+            workers=workers, scheduler=scheduler, progress=progress, overwrite=overwrite,
+            create_parents=create_parents)
     if scheduler is not None:
         _check_scheduler(scheduler)
     # absolute: workers may run in another directory
