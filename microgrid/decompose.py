@@ -44,6 +44,8 @@ MASTER_STEPS = 730
 #: the in-out stabilisation: the step from the best sizes towards the master's after a round
 #: that improved the upper bound, and after one that did not [-]
 STEP_IN, STEP_OUT = 0.3, 0.6
+#: rounds between two progress lines of the decomposition
+PROGRESS_EVERY = 5
 
 
 @dataclass(frozen=True)
@@ -172,19 +174,22 @@ def _run(h, options: dict) -> float:
 
 def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
               time_limit_s: float | None = None,
-              min_steps: int | None = None) -> Decomposition | str:
+              min_steps: int | None = None, progress=None) -> Decomposition | str:
     """Benders decomposition of the sizing LP ``d`` (module docstring).
 
     Returns the :class:`Decomposition`, or a sentence saying why there is none: it does not
     apply (:func:`why_not`), or it did not reach ``tol`` within ``max_iterations`` rounds or
     ``time_limit_s`` (the caller then solves exactly and reports the sentence). ``min_steps``
-    overrides :data:`MIN_STEPS` (tests of small problems).
+    overrides :data:`MIN_STEPS` (tests of small problems). ``progress(line)``, when given,
+    hears of the start and of every :data:`PROGRESS_EVERY` th round (its gap).
     """
     import highspy  # noqa: PLC0415
 
     k = block_steps(d, min_steps=min_steps)
     if k is None:
         return why_not(d, min_steps=min_steps)
+    progress = progress or (lambda line: None)
+    progress(f"decomposition on {k}-step blocks (certified gap {tol:g})")
     start = time.perf_counter()
     inf = highspy.kHighsInf
     # one power unit for both LPs: the sizes, the cuts and theta pass between them in pu (the
@@ -249,6 +254,9 @@ def decompose(d: ModelInputs, *, tol: float = 1e-4, max_iterations: int = 60,
             upper, best = cap + q, (x.copy(), dict(sizes), trial)
         step = STEP_IN if improved else STEP_OUT
         gap = relative_gap(upper, lower)
+        if it % PROGRESS_EVERY == 0:
+            progress(f"decomposition round {it}, "
+                     + (f"gap {gap:.1e}" if math.isfinite(gap) else "no served dispatch yet"))
         if gap <= tol:
             break
         if time_limit_s is not None and time.perf_counter() - start > time_limit_s:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -178,6 +178,7 @@ def size(
     extra_generators: Sequence[PricedGenerator] = (),
     generator_name: str = "generator",
     method: str = "auto",
+    progress: Callable[[str], object] | None = None,
 ) -> Sizing:
     """Least-cost sizes and dispatch of PV, battery and generator behind an import limit.
 
@@ -246,6 +247,10 @@ def size(
         (charge + discharge) at the same cost, within 1e-9 (``Sizing.tie_breaks``; not when
         ``highs_options`` are given).
 
+    progress : callable, optional
+        Called with a short line at each phase of the solve (the decomposition's rounds
+        every few, the exact LP, the MIP): ``aiload run``'s progress lines. None: silent.
+
     Returns
     -------
     Sizing
@@ -298,8 +303,11 @@ def size(
     )
     check_number(time_limit_s, "size: time_limit_s", gt=0.0, unit="s", optional=True, allow_inf=True)
     check_number(mip_gap, "size: mip_gap", ge=0.0, lt=1.0, hint="A relative gap, e.g. 1e-4.")
+    if progress is not None and not callable(progress):
+        raise InputError(f"size: progress must be a function of one str (or None), got "
+                         f"{progress!r}.")
     solve = {"time_limit_s": time_limit_s, "mip_gap": mip_gap, "highs_options": highs_options,
-             "method": method}
+             "method": method, "progress": progress}
     result, cycling = _size(data, index, solve, export_limit_kw)
     if cycling.any() and not allow_simultaneous_charge_discharge:
         # ties the exact fix-up could not undo, or cycling the optimum needs: a tie-break
@@ -337,8 +345,10 @@ def _size(data: ModelInputs, index: pd.DatetimeIndex, solve: dict,
     """Build, solve and read back one model; the steps still cycling after :func:`untangle`."""
     solve = dict(solve)
     method = solve.pop("method", "exact")
+    progress = solve.pop("progress", None) or (lambda line: None)
     if not data.generator.unit_commitment:
-        return _size_lp(data, index, solve, export_limit_kw, method)
+        return _size_lp(data, index, solve, export_limit_kw, method, progress)
+    progress(f"MIP with generator unit commitment, {len(index):,} steps (HiGHS)")
     start = time.perf_counter()
     m = build_model(data)
     build_time_s = time.perf_counter() - start
@@ -365,7 +375,8 @@ def _check_status(res, data: ModelInputs, index, export_limit_kw: float) -> None
 
 
 def _size_lp(data: ModelInputs, index: pd.DatetimeIndex, solve: dict, export_limit_kw: float,
-             method: str) -> tuple[Sizing, np.ndarray]:
+             method: str, progress: Callable[[str], object] = lambda line: None
+             ) -> tuple[Sizing, np.ndarray]:
     """The LP through :mod:`microgrid.lp` (direct to HiGHS): whole, or decomposed; then the
     tie-break passes (:mod:`microgrid.tiebreak`) at the chosen sizes."""
     limit = solve["time_limit_s"]
@@ -375,7 +386,8 @@ def _size_lp(data: ModelInputs, index: pd.DatetimeIndex, solve: dict, export_lim
             reason = "highs_options were given (they apply to the whole LP)"
         else:
             start = time.perf_counter()
-            dec = decompose(data, tol=DECOMPOSITION_TOL, time_limit_s=limit)
+            dec = decompose(data, tol=DECOMPOSITION_TOL, time_limit_s=limit,
+                            progress=progress)
             elapsed = time.perf_counter() - start
             if not isinstance(dec, str):
                 t0 = time.perf_counter()
@@ -390,6 +402,7 @@ def _size_lp(data: ModelInputs, index: pd.DatetimeIndex, solve: dict, export_lim
             reason = f"the decomposition does not apply: {dec}"
             if limit is not None:  # the exact LP gets what is left of the limit
                 limit = max(limit - elapsed, 1.0)
+    progress(f"exact LP, {len(index):,} steps (HiGHS): {reason}")
     start = time.perf_counter()
     lp = build_lp(data)
     h = to_highs(lp)

@@ -23,6 +23,7 @@ SET_BY_SECTION = {
     "allow_simultaneous_charge_discharge": "[microgrid] allow_simultaneous_charge_discharge",
     "extra_generators": "[microgrid] extra_generator_technologies",
     "generator_name": "[microgrid] generator_technology",
+    "progress": "aiload run itself (its progress lines)",
 }
 
 _EXAMPLE = "outages = [[2025-07-15T16:00:00Z, 2025-07-16T00:00:00Z]]"

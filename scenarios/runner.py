@@ -381,7 +381,9 @@ def run_scenario(
     if mg_plan is not None:
         t0 = _stage(f"microgrid sizing, {_steps(load.power, scenario.microgrid.freq)} steps",
                     progress)
-        sizing, pv = studies.run_microgrid(mg_plan, load.power["facility_kw"])
+        sizing, pv = studies.run_microgrid(
+            mg_plan, load.power["facility_kw"],
+            stage=lambda name: _stage(f"microgrid sizing: {name}", progress))
         timings["microgrid_s"] = time.perf_counter() - t0
     stabilisation = None
     if stab_plan is not None:

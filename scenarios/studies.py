@@ -569,8 +569,11 @@ def read_tmy3_weather(path: str) -> tuple[pd.DataFrame, dict]:
     return data[["ghi", "dni", "dhi", "temp_air", "wind_speed"]], meta
 
 
-def run_microgrid(plan: MicrogridPlan, facility_kw: pd.Series):
-    """Size PV, battery and generator for the facility series [kW]; returns ``(Sizing, pv)``."""
+def run_microgrid(plan: MicrogridPlan, facility_kw: pd.Series,
+                  stage: Callable[[str], object] | None = None):
+    """Size PV, battery and generator for the facility series [kW]; returns ``(Sizing, pv)``.
+
+    ``stage(line)`` hears of the solve's phases (``microgrid.size(progress=)``)."""
     mg, section = plan.module, plan.section
     load_kw = interval_means_kw(facility_kw, section.freq).rename("load_kw")
     pv = None
@@ -599,6 +602,7 @@ def run_microgrid(plan: MicrogridPlan, facility_kw: pd.Series):
         **({"extra_generators": plan.extra_generators,
             "generator_name": section.generator_technology or "generator"}
            if plan.extra_generators else {}),
+        **({"progress": stage} if stage is not None else {}),
         **section.options,
     )
     return sizing, pv

@@ -52,3 +52,16 @@ def test_each_long_stage_has_a_line_and_the_facility_reruns_a_bar(tmp_path, caps
     ]
     assert lines == expected
     assert bars == {"curtailment_cost": True, "cosimulate": True}
+
+
+def test_microgrid_sizing_says_how_it_solves(tmp_path, capsys):
+    res = run_scenario("campus-100mw-microgrid", tmp_path / "out", progress=True,
+                       overrides={"facility.end": "2025-01-02T00:00:00Z",
+                                  "outputs.report": False})
+    lines = [line for line in capsys.readouterr().err.splitlines()
+             if line.startswith("aiload run: microgrid sizing")]
+    # a day is too short for the decomposition: the exact LP, with the sizing's own reason
+    assert res.sizing.method == "exact"
+    assert lines == ["aiload run: microgrid sizing, 24 steps ...",
+                     "aiload run: microgrid sizing: exact LP, 24 steps (HiGHS): "
+                     f"{res.sizing.method_reason} ..."]
