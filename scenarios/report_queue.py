@@ -64,7 +64,8 @@ def _table(rows: list[Mapping[str, Any]]) -> pd.DataFrame:
         if "allocated_mw" in r:
             row.update({"allocated MW": r["allocated_mw"],
                         "granted": "yes" if r["granted"] else "cut",
-                        "binding": f"{_binding(r)} at {r['binding_element']}",
+                        "hosting MW (largest that fits)": r["hosting_mw"],
+                        "binding just above it": f"{_binding(r)} at {r['binding_element']}",
                         "value / limit": f"{r['binding_value']:.4g} / {r['binding_limit']:g}",
                         "common-scaling MW": r["common_mw"]})
         if "violation_hours_at_bus" in r:

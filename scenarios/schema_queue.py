@@ -20,6 +20,7 @@ Seeds (the correlation between sites, made explicit):
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 import numpy as np
@@ -58,7 +59,8 @@ class QueueSection(BaseModel):
         "same operator's jobs in phase); a facility's own seed wins in both")
     order: list[int] | str | None = Field(
         None, description="queue order as 0-based positions of the [[facility]] tables, a list "
-        "or a text such as '2,0,1' (sweepable); None: the order of the tables")
+        "or a text such as '2,0,1' or '2/0/1' (sweepable: --set queue.order=2/0/1,0/1/2); "
+        "None: the order of the tables")
     trip: list[int] | None = Field(
         None, description="load_loss: the buses whose facilities trip together (each at its "
         "power in the step of the queue's coincident peak); None: all of them")
@@ -68,10 +70,11 @@ class QueueSection(BaseModel):
     def _order(cls, value: list[int] | str | None) -> list[int] | None:
         if isinstance(value, str):
             try:
-                return [int(part) for part in value.replace(" ", "").split(",") if part != ""]
+                return [int(part) for part in re.split(r"[\s,;/]+", value.strip()) if part]
             except ValueError:
                 raise ValueError(f"expected positions of the [[facility]] tables separated by "
-                                 f"commas, such as '2,0,1', got {value!r}") from None
+                                 f"commas or slashes, such as '2,0,1' or '2/0/1', got "
+                                 f"{value!r}") from None
         return value
 
 

@@ -309,7 +309,8 @@ def test_sweep_over_queue_order_and_a_facility_field(tmp_path):
         folder = tmp_path / "sweep" / "cases" / case.case_id
         frame = pd.read_parquet(folder / "facility_queue.parquet")
         order = [int(p) for p in json.loads(table.loc[table.case_id == case.case_id,
-                                                      "queue.order"].iloc[0]).split(",")]
+                                                      "queue.order"].iloc[0]).replace("/", ",")
+                 .split(",")]
         buses = [(17, 32)[p] for p in order]
         assert list(frame.columns) == [f"bus {b}" for b in buses]
         mapping = {b: (frame[f"bus {b}"] / 1000.0).rename("facility_mw") for b in buses}
