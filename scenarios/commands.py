@@ -64,8 +64,11 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_sweep(args: argparse.Namespace) -> int:
     """``aiload sweep SCENARIO --set F=V1,V2 [--replicates N] [-o DIR] [--scheduler A]``."""
     from scenarios.sweep import run_sweep
+    from scenarios.sweep_queue import is_queue, run_queue_sweep
 
     out = args.output or Path("aiload-out") / (Path(str(args.scenario)).stem + "-sweep")
+    if is_queue(args.scenario):  # [[facility]] tables: each case a whole run
+        run_sweep = run_queue_sweep  # noqa: F811
     result = run_sweep(args.scenario, out, sets=_sets(args.set), replicates=args.replicates,
                        workers=args.workers, scheduler=args.scheduler,
                        start_method=args.start_method, progress=not args.quiet,

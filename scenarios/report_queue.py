@@ -100,13 +100,14 @@ def section(queue: Mapping[str, Any], figs: Callable[[list[tuple[str, Figure]]],
     return "\n".join(parts)
 
 
-def render_sweep(name: str, cases, comparison: pd.DataFrame, out_dir) -> str:
+def render_sweep(name: str, cases, comparison: pd.DataFrame, out_dir,
+                 figs: Callable[[list[tuple[str, Figure]]], str],
+                 page: Callable[[str, list[str]], str]) -> str:
     """A queue sweep's ``report.html``: the cases, the allocated MW of every facility per
-    case, and each case's allocation figure (from its ``summary.json``)."""
+    case, and each case's allocation figure (from its ``summary.json``); ``figs`` renders
+    figures, ``page`` wraps the parts in the report's page."""
     import json  # noqa: PLC0415
     from pathlib import Path  # noqa: PLC0415
-
-    from scenarios.report import _figs, _page  # noqa: PLC0415
 
     esc = report_parts.esc
     parts = [f"<h1>{esc(name)}: queue sweep</h1>",
@@ -125,5 +126,5 @@ def render_sweep(name: str, cases, comparison: pd.DataFrame, out_dir) -> str:
         rows = summary["queue"]["facilities"]
         if rows and "allocated_mw" in rows[0]:
             label = ", ".join(f"{k} = {v}" for k, v in values.items()) or "the file's values"
-            parts.append(_figs([(f"{case_id} ({label})", allocation_figure(rows))], 80))
-    return _page(f"{name} queue sweep", parts)
+            parts.append(figs([(f"{case_id} ({label})", allocation_figure(rows))]))
+    return page(f"{name} queue sweep", parts)

@@ -30,7 +30,7 @@ from aiload.outputs import OutputDir, clean_debris, unmarked_output, write_atomi
 from scenarios import figures, report, studies
 from scenarios.loader import ScenarioError, load_scenario, resolve_source
 from scenarios.messages import as_typed as _shown  # a value spelled as after --set
-from scenarios.runner import jsonable
+from scenarios.jsonsafe import jsonable
 from scenarios.schema import FacilitySection
 
 __all__ = ["Case", "SweepResult", "plan_cases", "run_sweep", "combine", "read_replicates",
@@ -82,6 +82,11 @@ def plan_cases(source: str | Path, sets: Mapping[str, Sequence[Any]] | None = No
     and the cases, each validated as a whole scenario (so a bad value fails here).
     """
     base = load_scenario(source, overrides=overrides)
+    if base.queued:
+        raise InputError(
+            f"scenario {base.name!r} is an interconnection queue ([[facility]] tables): its "
+            "cases are whole runs with the grid studies; sweep it with "
+            "scenarios.sweep_queue.run_queue_sweep (`aiload sweep` chooses it itself).")
     axes = {**base.sweep.values, **dict(sets or {})}
     for key in axes:
         if not key.startswith("facility."):
@@ -524,17 +529,6 @@ def run_sweep(source: str | Path, out_dir: str | Path, *,
     """
     _check_start_method(start_method)  # before anything is written
     _check_counts(replicates, workers)
-    base = load_scenario(source, overrides=overrides)
-    if base.queued:  # [[facility]] tables: each case a whole run (scenarios.sweep_queue)
-        from scenarios import sweep_queue  # noqa: PLC0415
-
-        axes = {sweep_queue.normalise_key(k): v
-                for k, v in {**base.sweep.values, **dict(sets or {})}.items()}
-        return sweep_queue.run_queue_sweep(
-            source, out_dir, axes=axes, overrides=overrides,
-            replicates=base.sweep.replicates if replicates is None else int(replicates),
-            workers=workers, scheduler=scheduler, progress=progress, overwrite=overwrite,
-            create_parents=create_parents)
     if scheduler is not None:
         _check_scheduler(scheduler)
     # absolute: workers may run in another directory

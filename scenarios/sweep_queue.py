@@ -30,7 +30,7 @@ from aiload.outputs import OutputDir, unmarked_output, write_atomic
 from scenarios.jsonsafe import jsonable
 from scenarios.loader import load_scenario, resolve_source
 
-__all__ = ["normalise_key", "plan_queue_cases", "run_queue_sweep"]
+__all__ = ["normalise_key", "plan_queue_cases", "run_queue_sweep", "is_queue"]
 
 _INDEX = re.compile(r"^facility\[(\d+)\]")
 
@@ -92,7 +92,7 @@ def _finished(folder: Path, scenario) -> bool:
 
 
 def _execute(source: str, tasks: list[tuple[dict, str]], workers: int,
-             scheduler: str | None) -> None:
+             scheduler: str | None, start_method: str | None) -> None:
     if scheduler is None and workers == 0:
         for overrides, folder in tasks:
             run_case(source, overrides, folder)
@@ -101,7 +101,8 @@ def _execute(source: str, tasks: list[tuple[dict, str]], workers: int,
 
     from scenarios import sweep  # noqa: PLC0415
 
-    cluster = sweep.local_cluster(workers) if scheduler is None else None
+    cluster = (sweep.local_cluster(workers, start_method=start_method) if scheduler is None
+               else None)
     client = Client(cluster if cluster is not None else scheduler)
     try:
         client.run(sweep._warm_worker, os.getpid())
@@ -129,13 +130,28 @@ def comparison_of(cases: Sequence[tuple[str, dict, Any]], out_dir: Path) -> pd.D
     return pd.DataFrame(rows)
 
 
-def run_queue_sweep(source: str | Path, out_dir: str | Path, *, axes: Mapping[str, Sequence[Any]],
-                    overrides: Mapping[str, Any] | None, replicates: int, workers: int,
-                    scheduler: str | None, progress: bool, overwrite: bool,
-                    create_parents: bool):
-    """Run (or resume) a queue sweep; called by :func:`scenarios.sweep.run_sweep`."""
-    from scenarios import sweep  # noqa: PLC0415
+def is_queue(source: str | Path, overrides: Mapping[str, Any] | None = None) -> bool:
+    """Whether the scenario is an interconnection queue (``[[facility]]`` tables)."""
+    return load_scenario(source, overrides=overrides).queued
 
+
+def run_queue_sweep(source: str | Path, out_dir: str | Path, *,
+                    sets: Mapping[str, Sequence[Any]] | None = None,
+                    overrides: Mapping[str, Any] | None = None, replicates: int | None = None,
+                    workers: int = 2, scheduler: str | None = None,
+                    start_method: str | None = None, progress: bool = True,
+                    overwrite: bool = False, create_parents: bool = False):
+    """Run (or resume) a queue sweep: the scenario's ``[sweep] values`` replaced key by key
+    by ``sets``; the other arguments as :func:`scenarios.sweep.run_sweep`'s. Returns a
+    :class:`scenarios.sweep.SweepResult` (``bands`` empty, ``comparison`` a row per case
+    and facility)."""
+    from scenarios import report, sweep  # noqa: PLC0415
+
+    sweep._check_start_method(start_method)
+    sweep._check_counts(replicates, workers)
+    base = load_scenario(source, overrides=overrides)
+    axes = {normalise_key(k): v for k, v in {**base.sweep.values, **dict(sets or {})}.items()}
+    replicates = base.sweep.replicates if replicates is None else int(replicates)
     if scheduler is not None:
         sweep._check_scheduler(scheduler)
     output = OutputDir(out_dir, kind="sweep", overwrite=overwrite, create_parents=create_parents,
@@ -161,12 +177,14 @@ def run_queue_sweep(source: str | Path, out_dir: str | Path, *, axes: Mapping[st
     if progress:
         print(f"aiload sweep: {len(cases)} queue cases, {len(tasks)} to compute (each a whole "
               "aiload run)", flush=True, file=sys.stderr)
-    _execute(source_text, tasks, workers, scheduler)
+    _execute(source_text, tasks, workers, scheduler, start_method)
     comparison = comparison_of(cases, out_dir)
     write_atomic(out_dir / "comparison.csv", lambda tmp: comparison.to_csv(tmp, index=False))
     from scenarios.report_queue import render_sweep  # noqa: PLC0415
 
-    page = render_sweep(cases[0][2].name, cases, comparison, out_dir)
+    page = render_sweep(cases[0][2].name, cases, comparison, out_dir,
+                        figs=lambda items: report._figs(items, base.outputs.dpi),
+                        page=report._page)
     write_atomic(out_dir / "report.html", lambda tmp: Path(tmp).write_text(page, encoding="utf-8"))
     return sweep.SweepResult(out_dir, [sweep.Case(c, v, None) for c, v, _ in cases], 1,
                              len(tasks), pd.DataFrame(), comparison)

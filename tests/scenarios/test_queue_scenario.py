@@ -28,7 +28,7 @@ seed = 7
 SITE = """
 [[facility]]
 bus = {bus}
-preset = "inference-1mw"
+preset = "{preset}"
 start = 2025-03-03T00:00:00Z
 end = 2025-03-04T00:00:00Z
 freq = "1h"
@@ -50,16 +50,17 @@ def write(tmp_path: Path, text: str, name: str = "q.toml") -> Path:
     return path
 
 
-def two_sites(extra0: str = "", extra1: str = "", grid: str = GRID, head: str = HEAD) -> str:
-    return (head + SITE.format(bus=17, extra=extra0) + SITE.format(bus=32, extra=extra1)
-            + grid)
+def two_sites(extra0: str = "", extra1: str = "", grid: str = GRID, head: str = HEAD,
+              preset1: str = "inference-1mw") -> str:
+    return (head + SITE.format(bus=17, extra=extra0, preset="inference-1mw")
+            + SITE.format(bus=32, extra=extra1, preset=preset1) + grid)
 
 
 # ------------------------------------------------------------------------- schema errors
 
 
 def test_duplicate_buses_named(tmp_path):
-    text = HEAD + SITE.format(bus=17, extra="") + SITE.format(bus=17, extra="") + GRID
+    text = HEAD + SITE.format(bus=17, extra="", preset="inference-1mw") + SITE.format(bus=17, extra="", preset="inference-1mw") + GRID
     with pytest.raises(ScenarioError, match=r"facility\[1\]\.bus = 17 repeats "
                        r"facility\[0\]\.bus; a queue has one facility per bus"):
         load_scenario(write(tmp_path, text))
@@ -75,7 +76,7 @@ def test_facility_without_bus(tmp_path):
 
 def test_table_and_array_both(tmp_path):
     text = ('name = "x"\n[facility]\npreset = "inference-1mw"\nstart = 2025-03-03T00:00:00Z\n'
-            'end = 2025-03-04T00:00:00Z\n' + SITE.format(bus=17, extra="") + GRID)
+            'end = 2025-03-04T00:00:00Z\n' + SITE.format(bus=17, extra="", preset="inference-1mw") + GRID)
     with pytest.raises(ScenarioError, match=r"both a \[facility\] table and \[\[facility\]\] "
                        r"tables; write one \[facility\] table .* or only \[\[facility\]\] tables"):
         load_scenario(write(tmp_path, text))
@@ -171,7 +172,11 @@ def two_site_run(tmp_path_factory):
     from scenarios.runner import run_scenario
 
     folder = tmp_path_factory.mktemp("queue")
-    path = write(folder, two_sites(extra1='timezone = "America/Chicago"\n'))
+    # facility 0 on its site's clock (inference demand follows the local hour), facility 1
+    # a small colocation site (its jobs follow its seed; inference-1mw's do not)
+    path = write(folder, two_sites(extra0='timezone = "America/Chicago"\n',
+                                   extra1="overrides = { nodes = 200 }\n",
+                                   preset1="colocation-10mw"))
     return run_scenario(path, folder / "out", progress=False)
 
 
@@ -209,15 +214,25 @@ def test_two_facilities_series_energy_and_seeds(two_site_run, facility_fn):
     total = pd.read_parquet(out / "facility.parquet")["facility_kw"]
     # the total is the sum per step: energy of the queue = the facilities' energies
     np.testing.assert_allclose(total.to_numpy(), series.sum(axis=1).to_numpy(), rtol=1e-12)
-    # facility 1 is the preset run on its own seed and its site's clock
-    seed1 = int(np.random.SeedSequence([7, 1]).generate_state(1, np.uint32)[0])
-    alone = facility_fn("inference-1mw", start=pd.Timestamp("2025-03-02T18:00", tz="America/Chicago"),
-                        end=pd.Timestamp("2025-03-03T18:00", tz="America/Chicago"), freq="1h",
-                        seed=seed1, progress=False)
+    # facility 0 is the preset run on its site's clock, facility 1 on its own seed
+    seed0, seed1 = (int(np.random.SeedSequence([7, k]).generate_state(1, np.uint32)[0])
+                    for k in (0, 1))
+    chicago = pd.Timestamp("2025-03-02T18:00", tz="America/Chicago")
+    alone0 = facility_fn("inference-1mw", start=chicago, end=chicago + pd.Timedelta("1D"),
+                         freq="1h", seed=seed0, progress=False)
+    np.testing.assert_array_equal(series["bus 17"].to_numpy(),
+                                  alone0.power["facility_kw"].to_numpy())
+    start = pd.Timestamp("2025-03-03", tz="UTC")
+    alone1 = facility_fn("colocation-10mw", start=start, end=start + pd.Timedelta("1D"),
+                         freq="1h", seed=seed1, nodes=200, progress=False)
     np.testing.assert_array_equal(series["bus 32"].to_numpy(),
-                                  alone.power["facility_kw"].to_numpy())
-    assert two_site_run.summary["queue"]["facilities"][1]["seed"] == seed1
-    assert two_site_run.summary["queue"]["facilities"][1]["timezone"] == "America/Chicago"
+                                  alone1.power["facility_kw"].to_numpy())
+    other = facility_fn("colocation-10mw", start=start, end=start + pd.Timedelta("1D"),
+                        freq="1h", seed=seed0, nodes=200, progress=False)
+    assert not np.array_equal(other.power["facility_kw"].to_numpy(), series["bus 32"].to_numpy())
+    rows = two_site_run.summary["queue"]["facilities"]
+    assert [r["seed"] for r in rows] == [seed0, seed1]
+    assert [r["timezone"] for r in rows] == ["America/Chicago", "UTC"]
 
 
 def test_digest_says_the_queue(two_site_run):
@@ -295,7 +310,7 @@ def test_sweep_over_queue_order_and_a_facility_field(tmp_path):
     pytest.importorskip("grid")
     import grid
 
-    from scenarios.sweep import run_sweep
+    from scenarios.sweep_queue import run_queue_sweep as run_sweep
 
     path = write(tmp_path, two_sites())
     result = run_sweep(path, tmp_path / "sweep", workers=0, progress=False,
@@ -327,7 +342,7 @@ def test_sweep_over_queue_order_and_a_facility_field(tmp_path):
 
 
 def test_sweep_of_a_queue_refuses_replicates_and_other_fields(tmp_path):
-    from scenarios.sweep import run_sweep
+    from scenarios.sweep_queue import run_queue_sweep as run_sweep
 
     path = write(tmp_path, two_sites())
     with pytest.raises(InputError, match=r"replicates = 3: a queue sweep runs each case once"):
@@ -337,3 +352,8 @@ def test_sweep_of_a_queue_refuses_replicates_and_other_fields(tmp_path):
                        r"varies a queued facility's fields"):
         run_sweep(path, tmp_path / "b", workers=0, progress=False,
                   sets={"grid.power_factor": [0.95, 0.99]})
+    from scenarios.sweep import run_sweep as facility_sweep
+
+    with pytest.raises(InputError, match=r"is an interconnection queue \(\[\[facility\]\] "
+                       r"tables\): its cases are whole runs"):
+        facility_sweep(path, tmp_path / "c", workers=0, progress=False)
