@@ -163,7 +163,8 @@ def hosting_capacity_bars(results: Mapping[str, HostingCapacity] | Sequence[Host
     bars = ax.bar(names, values, color="steelblue")
     for bar, (_, r) in zip(bars, items, strict=True):
         what = ("no convergence" if r.quantity == "converged"
-                else f"{r.element}\n{r.quantity} {r.value:.3g}")
+                else f"{r.element}\n{_QUANTITY_WORDS.get(r.quantity, r.quantity)} "
+                     f"{r.value:.3g}{_QUANTITY_UNITS.get(r.quantity, '')}")
         ax.annotate(what, (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                     ha="center", va="bottom", fontsize=7, xytext=(0, 2),
                     textcoords="offset points")
@@ -364,6 +365,11 @@ def plot_cosimulation(result, *, ax=None, tz=None):
 LEVER_COLUMNS = (("battery_kw", "battery", "#2a9d8f"), ("power_cap_kw", "power caps", "#3e7cb1"),
                  ("deferral_kw", "deferral", "#c0392b"),
                  ("inference_kw", "inference throttling", "#e9c46a"))
+
+
+#: a binding quantity in words on a figure, and its unit
+_QUANTITY_WORDS = {"vm_pu": "voltage", "loading_percent": "loading"}
+_QUANTITY_UNITS = {"vm_pu": " pu", "loading_percent": " %"}
 
 
 def plot_lever_contributions(events: pd.DataFrame, *, ax=None, top: int = 30):

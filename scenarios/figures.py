@@ -396,7 +396,8 @@ def _flexible_figures(results: dict[str, Any], tz: Any = None) -> list[tuple[str
         figs.append(("Flexible interconnection: extra MW above the firm capacity against the "
                      "curtailment share", plots.plot_flexible_interconnection(flex).figure))
     cost = results.get("curtailment_cost")
-    if cost is not None:
+    # no event: the events table says "none"; an empty plot would only repeat it
+    if cost is not None and cost.events is not None and len(cost.events):
         figs.append((f"What each lever delivered under the implied limit of "
                      f"{cost.size_mw:,.1f} MW (the facility year) [MWh]",
                      plots.plot_lever_contributions(cost.events).figure))
@@ -404,8 +405,9 @@ def _flexible_figures(results: dict[str, Any], tz: Any = None) -> list[tuple[str
     if co is not None:
         figs.append(("Voltage at the facility bus with and without the closed loop [pu]",
                      plots.plot_cosimulation(co, tz=tz).figure))
-        figs.append(("What each lever delivered in the closed-loop week [MWh]",
-                     plots.plot_lever_contributions(co.events).figure))
+        if co.events is not None and len(co.events):
+            figs.append(("What each lever delivered in the closed-loop week [MWh]",
+                         plots.plot_lever_contributions(co.events).figure))
     return figs
 
 
