@@ -60,7 +60,8 @@ def two_sites(extra0: str = "", extra1: str = "", grid: str = GRID, head: str = 
 
 
 def test_duplicate_buses_named(tmp_path):
-    text = HEAD + SITE.format(bus=17, extra="", preset="inference-1mw") + SITE.format(bus=17, extra="", preset="inference-1mw") + GRID
+    one = SITE.format(bus=17, extra="", preset="inference-1mw")
+    text = HEAD + one + one + GRID
     with pytest.raises(ScenarioError, match=r"facility\[1\]\.bus = 17 repeats "
                        r"facility\[0\]\.bus; a queue has one facility per bus"):
         load_scenario(write(tmp_path, text))
@@ -76,7 +77,8 @@ def test_facility_without_bus(tmp_path):
 
 def test_table_and_array_both(tmp_path):
     text = ('name = "x"\n[facility]\npreset = "inference-1mw"\nstart = 2025-03-03T00:00:00Z\n'
-            'end = 2025-03-04T00:00:00Z\n' + SITE.format(bus=17, extra="", preset="inference-1mw") + GRID)
+            'end = 2025-03-04T00:00:00Z\n' + SITE.format(bus=17, extra="", preset="inference-1mw")
+            + GRID)
     with pytest.raises(ScenarioError, match=r"both a \[facility\] table and \[\[facility\]\] "
                        r"tables; write one \[facility\] table .* or only \[\[facility\]\] tables"):
         load_scenario(write(tmp_path, text))
@@ -85,7 +87,8 @@ def test_table_and_array_both(tmp_path):
 def test_grid_bus_with_a_queue_and_no_bus_with_one(tmp_path):
     with pytest.raises(ScenarioError, match=r"grid\.bus = 5 with \[\[facility\]\] tables: each "
                        r"queued facility names its own bus .* remove bus from \[grid\]"):
-        load_scenario(write(tmp_path, two_sites(grid=GRID.replace("[grid]\n", "[grid]\nbus = 5\n"))))
+        load_scenario(write(tmp_path, two_sites(grid=GRID.replace("[grid]\n",
+                                                                  "[grid]\nbus = 5\n"))))
 
 
 def test_unknown_key_in_a_queued_facility_names_the_nearest(tmp_path):
@@ -312,9 +315,12 @@ def test_sweep_over_queue_order_and_a_facility_field(tmp_path):
 
     from scenarios.sweep_queue import run_queue_sweep as run_sweep
 
-    path = write(tmp_path, two_sites())
+    # facility 1 a small colocation site: its series follows its seed
+    path = write(tmp_path, two_sites(extra1="overrides = { nodes = 200 }\n",
+                                     preset1="colocation-10mw"))
     result = run_sweep(path, tmp_path / "sweep", workers=0, progress=False,
-                       overrides={"grid.studies": ["hosting_capacity"]}, sets={"queue.order": ["0,1", "1,0"],
+                       overrides={"grid.studies": ["hosting_capacity"]},
+                       sets={"queue.order": ["0,1", "1/0"],
                              "facility[1].utilization": [0.3, 0.6]})
     table = result.comparison
     assert len(result.cases) == 4 and len(table) == 8
@@ -334,7 +340,7 @@ def test_sweep_over_queue_order_and_a_facility_field(tmp_path):
         assert mine["bus"].tolist() == buses
         np.testing.assert_array_equal(mine["allocated_mw"].to_numpy(),
                                       direct.allocation["allocated_mw"].to_numpy())
-        series.setdefault(case.overrides["facility.1.utilization"], []).append(frame["bus 17"])
+        series.setdefault(case.overrides["facility.1.utilization"], []).append(frame["bus 32"])
     # the seeds follow the position in the file, not the queue order: reordering moves no bit
     for same in series.values():
         pd.testing.assert_series_equal(same[0], same[1], check_exact=True)
