@@ -42,7 +42,7 @@ class Continuation:
     Parameters
     ----------
     model : grid.engines.Model
-        The prepared network with the facility load (one facility).
+        The prepared network with the facility loads (one facility, or a queue's).
     power_factor : float
         Lagging power factor of the facility [-].
     tolerance_mw : float
@@ -58,25 +58,43 @@ class Continuation:
             from lightsim2grid.algorithm import NRSing_KLU
 
             self.solver = NRSing_KLU()
-        # scale -> (sorted solved powers [MW], their voltages, lowest power known beyond the nose)
-        self._levels: dict[float, tuple[list[float], list[np.ndarray], list[float]]] = {}
+        # level -> (sorted solved powers [MW], their voltages, lowest power known beyond the
+        # nose); a level is the background scale, with a queue's direction and offset
+        self._levels: dict[tuple, tuple[list[float], list[np.ndarray], list[float]]] = {}
 
-    def _solve(self, p_mw: float, v_start: np.ndarray, scale: float) -> np.ndarray | None:
-        from grid.stability import _solve_at
+    @staticmethod
+    def _level(scale: float, direction: np.ndarray | None, offset: np.ndarray | None
+               ) -> tuple:
+        if direction is None and offset is None:
+            return (scale,)
+        d = np.zeros(0) if direction is None else np.asarray(direction, dtype=float)
+        o = np.zeros(0) if offset is None else np.asarray(offset, dtype=float)
+        return (scale, d.tobytes(), o.tobytes())
 
-        return _solve_at(self.model, self.solver, p_mw, self.power_factor, v_start, scale)
-
-    def reach(self, p_mw: float, scale: float) -> tuple[str, np.ndarray | None]:
+    def reach(self, p_mw: float, scale: float, direction: np.ndarray | None = None,
+              offset: np.ndarray | None = None) -> tuple[str, np.ndarray | None]:
         """Walk up to ``p_mw`` at background ``scale``: (``"solved"``, voltages [pu, ppci
         order]), (``"collapse"``, None) when the nose lies below ``p_mw``, or
-        (``"numerical"``, None) when not even 0 MW solves at this level."""
+        (``"numerical"``, None) when not even 0 MW solves at this level.
+
+        ``direction``, ``offset``: for a queue's model, each facility's share [-] of
+        ``p_mw`` and the power [MW] held under it (those before it in the queue at their
+        allocations), as :func:`grid.stability.nose`; None for one facility.
+        """
+        from grid.stability import _solve_at
+
+        def solve_at(p: float, v_start: np.ndarray) -> np.ndarray | None:
+            return _solve_at(self.model, self.solver, p, self.power_factor, v_start, scale,
+                             direction, offset)
+
         scale = float(scale)
-        if scale not in self._levels:
-            v0 = self._solve(0.0, self.model.v0, scale)
+        level = self._level(scale, direction, offset)
+        if level not in self._levels:
+            v0 = solve_at(0.0, self.model.v0)
             if v0 is None:
                 return NUMERICAL, None
-            self._levels[scale] = ([0.0], [v0], [np.inf])
-        powers, voltages, beyond = self._levels[scale]
+            self._levels[level] = ([0.0], [v0], [np.inf])
+        powers, voltages, beyond = self._levels[level]
         if p_mw >= beyond[0]:
             return COLLAPSE, None
         i = bisect.bisect_right(powers, p_mw) - 1
@@ -86,7 +104,7 @@ class Continuation:
         step = p_mw - p
         while True:
             trial = min(p + step, p_mw)
-            found = self._solve(trial, v, scale)
+            found = solve_at(trial, v)
             if found is None:
                 if step < self.tolerance_mw:
                     # no step of the tolerance's width solves: the nose is below p + step
@@ -102,20 +120,21 @@ class Continuation:
                 return SOLVED, v
             step *= 2.0
 
-
-    def nose_mw(self, scale: float, p_max_mw: float) -> float:
+    def nose_mw(self, scale: float, p_max_mw: float, direction: np.ndarray | None = None,
+                offset: np.ndarray | None = None) -> float:
         """The nose of the P-V curve at background ``scale`` [MW], within ``tolerance_mw``
         below it, by the same walk (NaN when the network still solves at ``p_max_mw``, or
-        not even at 0 MW)."""
-        kind, _ = self.reach(float(p_max_mw), scale)
+        not even at 0 MW); ``direction`` and ``offset`` as :meth:`reach`."""
+        kind, _ = self.reach(float(p_max_mw), scale, direction, offset)
         if kind != COLLAPSE:
             return float("nan")
-        powers, _, beyond = self._levels[float(scale)]
+        powers, _, beyond = self._levels[self._level(float(scale), direction, offset)]
         return float(max(p for p in powers if p < beyond[0]))
 
 
 def settle(cont: Continuation, out: dict[str, np.ndarray], converged: np.ndarray,
-           p_mw: np.ndarray, scale: np.ndarray, *, stop_at_collapse: bool = False
+           p_mw: np.ndarray, scale: np.ndarray, *, stop_at_collapse: bool = False,
+           direction: np.ndarray | None = None, offset: np.ndarray | None = None
            ) -> np.ndarray:
     """Settle the steps that did not converge, in place: a step the continuation solves gets
     its flows and ``converged`` True; the others stay not converged.
@@ -129,6 +148,10 @@ def settle(cont: Continuation, out: dict[str, np.ndarray], converged: np.ndarray
     stop_at_collapse : bool
         Stop at the first confirmed collapse (the heaviest background first): enough for a
         search that needs only to know whether a size breaks anything.
+    direction, offset : numpy.ndarray, optional
+        For a queue's model (steps x facilities): which facilities grow with ``p_mw`` and
+        in what proportion [-], and the power held under them [MW]; a step's facility
+        table is ``p_mw * direction + offset``. None for one facility.
 
     Returns
     -------
@@ -140,10 +163,18 @@ def settle(cont: Continuation, out: dict[str, np.ndarray], converged: np.ndarray
     failed = np.flatnonzero(~converged)
     status[failed] = "unchecked"
     for k in failed[np.argsort(-scale[failed], kind="stable")]:
-        kind, v = cont.reach(float(p_mw[k]), float(scale[k]))
+        d = None if direction is None else direction[k]
+        o = None if offset is None else offset[k]
+        kind, v = cont.reach(float(p_mw[k]), float(scale[k]), d, o)
         status[k] = kind
         if kind == SOLVED:
-            p = np.array([float(p_mw[k])])
+            if d is None and o is None:
+                p = np.array([float(p_mw[k])])
+            else:  # the facility table the walk solved, as grid.stability._solve_at
+                p = float(p_mw[k]) * (np.ones(cont.model.load_indices.size) if d is None
+                                      else d)[None, :]
+                if o is not None:
+                    p = p + o[None, :]
             row = engines.flows(cont.model, v[None, :], p, q_mvar(p, cont.power_factor),
                                 np.array([float(scale[k])]))
             for key, values in row.items():

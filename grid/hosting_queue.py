@@ -25,6 +25,7 @@ from aiload.errors import InputError
 from grid import engines
 from grid.attach import attach_all, check_bus, facility_mw, is_number, q_mvar
 from grid.bisection import bisect_capacity
+from grid.collapse import COLLAPSE, NUMERICAL, NUMERICAL_FAILURE, Continuation, settle
 from grid.limits import Limits
 from grid.powerflow import _background_scale, solve
 from grid.queue import align
@@ -45,8 +46,10 @@ class QueueCapacity:
         their allocations, within ``tolerance_mw``) [MW], ``allocated_mw`` (the smaller of
         request and ``hosting_mw``) [MW], ``granted`` (the request fits in full), and the
         constraint that binds just above ``hosting_mw``: ``element`` (``"bus 5"``,
-        ``"line 3"``, ``"trafo 0"``, ``"trafo3w 0"``, or ``"power flow"`` when the flow
-        stops converging), ``quantity`` (``vm_pu``, ``loading_percent``, ``converged``),
+        ``"line 3"``, ``"trafo 0"``, ``"trafo3w 0"``, ``"power flow"`` for voltage
+        collapse: no solution even when walked up to by continuation, :mod:`grid.collapse`,
+        or ``"power flow (numerical failure)"``), ``quantity`` (``vm_pu``,
+        ``loading_percent``, ``converged``),
         ``value`` and ``limit`` [pu or %], ``time`` (the binding step; None for constant
         requests without a background); ``nose_mw`` (the nose of its P-V curve at the
         binding step with those before it at their allocations: the size at which the
@@ -150,9 +153,21 @@ def queue_capacity(net, queue: Mapping, *, limits: Limits, power_factor: float,
     columns = {"bus": net.bus.index, "line": net.line.index, "trafo": net.trafo.index,
                "trafo3w": net.trafo3w.index}
 
-    def check(size_mw: np.ndarray):
+    # a step that does not converge is walked up to by continuation before it counts as
+    # voltage collapse, the rule of one facility's search (grid.collapse): along the
+    # direction the search grows (all facilities in proportion for the common scaling, one
+    # facility for its allocation), those before it held at their allocations
+    cont = Continuation(model, power_factor, tolerance_mw)
+
+    def check(size_mw: np.ndarray, walk: float, direction: np.ndarray, offset: np.ndarray):
         p = shapes * size_mw[None, :]
         out, conv, _, _ = solve(model, p, q_mvar(p, power_factor), scale, engine)
+        if not conv.all():
+            status = settle(cont, out, conv, np.full(len(scale), walk), scale,
+                            stop_at_collapse=True, direction=direction, offset=offset)
+            for kind, element in ((COLLAPSE, "power flow"), (NUMERICAL, NUMERICAL_FAILURE)):
+                if (status == kind).any():
+                    return int(np.flatnonzero(status == kind)[0]), element, "converged", 0.0, 1.0
         return worst_violation(out, conv, limits, columns)
 
     zero = np.zeros(len(buses))
@@ -166,24 +181,34 @@ def queue_capacity(net, queue: Mapping, *, limits: Limits, power_factor: float,
         return None if times is None else times[k]
 
     top = float(sizes.max())
+    grow_all, held_none = shapes * sizes[None, :], np.zeros_like(shapes)
     common, worst = bisect_capacity(
-        lambda s: check(s * sizes), p_max=p_max_mw / top, tolerance=tolerance_mw / top,
+        lambda s: check(s * sizes, s, grow_all, held_none), p_max=p_max_mw / top,
+        tolerance=tolerance_mw / top,
         too_much=f"the queue hosts more than p_max_mw={p_max_mw} MW at its largest facility "
                  "without a violation; raise p_max_mw.")
     rows, allocated = [], zero.copy()
     for j, b in enumerate(buses):
-        def one(x: float, j=j):
+        grow = np.zeros_like(shapes)
+        grow[:, j] = shapes[:, j]
+        held = shapes * allocated[None, :]  # allocated[j] is still 0 here
+
+        def one(x: float, j=j, grow=grow, held=held):
             trial = allocated.copy()
             trial[j] = x
-            return check(trial)
+            return check(trial, x, grow, held)
 
         hosting, found = bisect_capacity(
             one, p_max=p_max_mw, tolerance=tolerance_mw,
             too_much=f"bus {b} hosts more than p_max_mw={p_max_mw} MW without a violation "
                      "(with those before it in the queue); raise p_max_mw.")
         k, element, quantity, value, limit = found
-        p_nose = _nose(model, power_factor, j, hosting, allocated * shapes[k], shapes[k, j],
-                       float(scale[k]), tolerance_mw, p_max_mw)
+        if quantity == "converged" and element == "power flow":
+            # collapse binds: the nose is the one the search walked to, as one facility's
+            p_nose = cont.nose_mw(float(scale[k]), 100.0 * p_max_mw, grow[k], held[k])
+        else:
+            p_nose = _nose(model, power_factor, j, hosting, allocated * shapes[k],
+                           shapes[k, j], float(scale[k]), tolerance_mw, p_max_mw)
         allocated[j] = min(sizes[j], hosting)
         rows.append({"bus": b, "requested_mw": sizes[j], "common_mw": common * sizes[j],
                      "hosting_mw": hosting, "allocated_mw": allocated[j],

@@ -164,6 +164,7 @@ def test_one_facility_nose_is_the_queue_of_one(case118):
                                 tolerance_mw=TOL_MW)
     queue = grid.hosting_capacity(case118, queue={49: 50.0}, limits=LIMITS, power_factor=PF,
                                   tolerance_mw=TOL_MW)
-    # both are lower bounds of the nose within the tolerance (one facility's by the
-    # continuation of grid.collapse where present, the queue's by grid.stability.nose)
-    assert queue.allocation.at[49, "nose_mw"] == pytest.approx(one.nose_p_mw, abs=TOL_MW)
+    # a limit binds (bus 49 vm_pu): both step the nose up from the capacity, the same bits
+    assert one.quantity == "vm_pu"
+    assert queue.allocation.at[49, "nose_mw"] == one.nose_p_mw
+    assert queue.allocation.at[49, "collapse_margin_mw"] == one.collapse_margin_mw
