@@ -14,12 +14,19 @@ without (``enforce_q_lims=False``: the lightsim2grid batch engine):
 
 - ``queue of 10, ... [s]``: the ten-facility year; baseline: one facility at bus 49 over the
   same year; ratio = ten / one (target <= 2).
+- ``10 facility years generated on 2 Dask workers [s]``: the queue scenario's own path
+  (``scenarios.queue_study.run_facilities``) for ten queued facilities (colocation-10mw and
+  inference-1mw in turn, a year hourly each, their own seeds and clocks) on a local Dask
+  cluster of two processes; baseline: the same ten one after another in this process; the
+  series must be the same bits; target: ratio < 1 (they run in parallel).
 """
 
 from __future__ import annotations
 
+import tempfile
 import time
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -55,7 +62,52 @@ def _best_of(fn, repeat: int) -> tuple[float, object]:
     return best, result
 
 
+def _queue_toml(end: str) -> str:
+    """A scenario of ten queued facilities (no grid study: only their generation)."""
+    tables = []
+    for k in range(10):
+        kind = ("preset = \"colocation-10mw\"\nutilization = 0.5" if k % 2 == 0
+                else "preset = \"inference-1mw\"")
+        tables.append(f"[[facility]]\nname = \"site {k}\"\nbus = {BUSES[k]}\n{kind}\n"
+                      f"timezone = \"{ZONES[k]}\"\nstart = 2025-01-01T00:00:00Z\n"
+                      f"end = {end}\nfreq = \"1h\"\n")
+    return ("name = \"bench-queue\"\n[queue]\nseed = 0\n\n" + "\n".join(tables)
+            + "\n[grid]\nnetwork = \"case118\"\nstudies = [\"timeseries\"]\n")
+
+
+def generation_row(quick: bool) -> dict:
+    """Ten facility years generated serially and on two local Dask workers."""
+    from scenarios.loader import load_scenario  # noqa: PLC0415
+    from scenarios.queue_study import run_facilities  # noqa: PLC0415
+
+    end = "2025-02-01T00:00:00Z" if quick else "2026-01-01T00:00:00Z"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "bench-queue.toml"
+        path.write_text(_queue_toml(end), encoding="utf-8")
+        scenario = load_scenario(path)
+    t0 = time.perf_counter()
+    serial = run_facilities(scenario, workers=0)
+    t_serial = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    parallel = run_facilities(scenario, workers=2)
+    t_dask = time.perf_counter() - t0  # cluster start and worker warm-up included
+    for bus, load in serial.items():
+        pd.testing.assert_frame_equal(load.power, parallel[bus].power)
+    ratio = t_dask / t_serial
+    span = "a month" if quick else "a year"
+    return {"name": f"10 facility years generated on 2 Dask workers ({span} hourly each) [s]",
+            "value": t_dask, "unit": "s", "baseline_name": "the same ten one after another",
+            "baseline_value": t_serial, "ratio": ratio, "target": "ratio < 1",
+            "passed": bool(ratio < 1.0)}
+
+
 def run(quick: bool = False) -> list[dict]:
+    rows = _power_flow_rows(quick)
+    rows.append(generation_row(quick))
+    return rows
+
+
+def _power_flow_rows(quick: bool) -> list[dict]:
     n_hours = 720 if quick else 8760
     net = grid.networks.load("case118")
     queue = queue_series(n_hours)
