@@ -8,7 +8,8 @@
 - :func:`contingency` — N-1 screening at the facility's peak hours;
 - :func:`load_loss` — the facility tripping off at once, and dV/dP per MW;
 - :func:`flexible_interconnection` — hourly headroom at the bus and the curtailment each
-  facility size above the firm hosting capacity needs; :func:`curtailment_cost` — a chosen
+  facility size above the firm hosting capacity needs (or a queue's headroom shared in queue
+  order step by step, :class:`QueueFlexible`); :func:`curtailment_cost` — a chosen
   size's implied limit run through the facility model (what the curtailment costs);
 - :func:`cosimulate` / :class:`Cosimulation` — the facility and the network in closed loop
   (a controller sets the facility's power limit every control period);
@@ -48,6 +49,7 @@ __all__ = [
     "ShortCircuitData",
     "flexible_interconnection",
     "FlexibleInterconnection",
+    "QueueFlexible",
     "cosimulate",
     "Cosimulation",
     "curtailment_cost",
@@ -74,6 +76,7 @@ _LAZY = {
     "ShortCircuitData": ("grid.strength", "ShortCircuitData"),
     "flexible_interconnection": ("grid.flexible", "flexible_interconnection"),
     "FlexibleInterconnection": ("grid.flexible", "FlexibleInterconnection"),
+    "QueueFlexible": ("grid.flexible_queue", "QueueFlexible"),
     "cosimulate": ("grid.cosim", "cosimulate"),
     "Cosimulation": ("grid.cosim", "Cosimulation"),
     "curtailment_cost": ("grid.flexible_run", "curtailment_cost"),

@@ -16,7 +16,9 @@ bisection step.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandapower as pp
@@ -30,6 +32,9 @@ from grid.collapse import NUMERICAL, NUMERICAL_FAILURE, Continuation, settle
 from grid.hosting import base_violation_text, refuse_slack_bus
 from grid.limits import Limits
 from grid.powerflow import _background_scale, solve
+
+if TYPE_CHECKING:
+    from grid.flexible_queue import QueueFlexible
 
 __all__ = ["FlexibleInterconnection", "flexible_interconnection", "headroom", "summarize"]
 
@@ -293,15 +298,20 @@ def flexible_interconnection(
     net: pp.pandapowerNet,
     load_kw: pd.Series | object,
     *,
-    bus: int,
+    bus: int | None = None,
     limits: Limits | None = None,
     background: pd.Series | None = None,
     power_factor: float = 0.99,
     sizes_mw: np.ndarray | list[float] | None = None,
     tolerance_mw: float = 0.01,
     enforce_q_lims: bool | None = None,
-) -> FlexibleInterconnection:
+) -> FlexibleInterconnection | QueueFlexible:
     """Curtailment a facility needs at each size above the firm hosting capacity.
+
+    With a mapping bus -> facility series (an interconnection queue, in queue order)
+    instead of one series and ``bus``: each step's headroom shared in queue order, each
+    facility's curtailment series and energy (:class:`grid.flexible_queue.QueueFlexible`,
+    :mod:`grid.flexible_queue`); ``sizes_mw`` is then not taken (scale the series).
 
     Parameters
     ----------
@@ -312,8 +322,9 @@ def flexible_interconnection(
         ``*_kw`` (or a ``FacilityLoad``), [MW] when named ``*_mw``; any other name is
         refused (the unit sets :func:`implied_limit_kw`). The size table uses only its
         shape: it is scaled to each size (size = its peak).
+        Or a mapping bus -> such a series: the queue (see above).
     bus : int
-        Index of the connection bus in ``net.bus``.
+        Index of the connection bus in ``net.bus`` (one facility; omitted with a mapping).
     limits : Limits, optional
         Voltage band [pu] and loading limit [%]; default ``Limits()``.
     background : pandas.Series, optional
@@ -333,8 +344,9 @@ def flexible_interconnection(
 
     Returns
     -------
-    FlexibleInterconnection
-        The size table, the headroom and binding element per step, the firm capacity.
+    FlexibleInterconnection or QueueFlexible
+        The size table, the headroom and binding element per step, the firm capacity; for
+        a mapping, each step's allocation in queue order and each facility's curtailment.
 
     Raises
     ------
@@ -362,8 +374,17 @@ def flexible_interconnection(
             "the cost, so name it: '*_kw' for kW (e.g. series.rename('facility_kw')) or "
             "'*_mw' for MW, or pass the FacilityLoad itself."
         )
-    series = facility_mw(load_kw, "load_kw", net=net)
-    bus = check_bus(net, bus)
+    if isinstance(load_kw, Mapping):
+        if bus is not None:
+            raise InputError(f"got both bus={bus!r} and a mapping of facilities; a queue names "
+                             "each facility's bus as its key: omit bus=.")
+        if sizes_mw is not None:
+            raise InputError(f"sizes_mw={sizes_mw!r} is for one facility's size table; a "
+                             "queue's facilities are studied at the sizes given: scale each "
+                             "series in the mapping instead (e.g. {49: load_kw * 1.5}).")
+    else:
+        series = facility_mw(load_kw, "load_kw", net=net)
+        bus = check_bus(net, bus)
     refuse_slack_bus(net, bus)
     pf = check_power_factor(power_factor)
     limits = limits if limits is not None else Limits()
@@ -372,6 +393,13 @@ def flexible_interconnection(
     if not (is_number(tolerance_mw) and 0 < tolerance_mw < 1e3):
         raise InputError(f"tolerance_mw: expected a number in (0, 1000) MW, got "
                          f"{tolerance_mw!r}.")
+    if isinstance(load_kw, Mapping):
+        from grid.flexible_queue import queue_flexible
+
+        return queue_flexible(net, load_kw, limits=limits, background=background,
+                              power_factor=pf, tolerance_mw=float(tolerance_mw),
+                              enforce_q_lims=enforce_q_lims,
+                              rules=(_step_worst, base_violation_text, refuse_slack_bus))
     peak = float(series.max())
     if not peak > 0:
         raise InputError(f"load_kw: the series' peak is {peak} (nothing to scale); pass a "
