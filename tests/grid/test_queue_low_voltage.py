@@ -105,3 +105,20 @@ def test_the_low_voltage_branch_exists_and_the_slope_tells_it_apart(line_65_out)
     assert path[0] < 0.1 and np.all(np.diff(path) > 0)  # voltage rises with the load
     assert lower < upper - 0.1  # two solutions at the same load, 0.47 and 0.59 pu
     assert ref.res_bus.vm_pu.at[49] > lower  # dV/dP > 0: the low-voltage branch
+
+
+def test_a_warm_start_that_fails_is_started_again_from_the_base_case(line_65_out):
+    """From the hour at 0.59 pu the load drops to 5 %: Newton warm-started from 0.59 pu gave
+    up (the step was reported not converged), though a flat-start runpp solves it at 0.917
+    pu. The step is now started again from the base case's voltages."""
+    idx = pd.date_range("2024-07-01", periods=2, freq="h", tz="UTC")
+    rows = np.array([HOURS_MW[1], 0.05 * HOURS_MW[1]])
+    queue = {b: pd.Series(rows[:, j], idx, name="facility_mw") for j, b in enumerate(BUSES)}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = grid.timeseries(line_65_out, queue, power_factor=PF, engine="newton")
+        ref, _ = _with_queue(line_65_out, rows[1])
+        pp.runpp(ref, init="flat", **KW)
+    assert res.vm_pu[49].iloc[0] < 0.6
+    np.testing.assert_allclose(res.vm_pu.iloc[1].to_numpy(), ref.res_bus.vm_pu, atol=1e-6)
+    assert ref.res_bus.vm_pu.at[49] > 0.9
