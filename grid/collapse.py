@@ -17,6 +17,12 @@ it reaches the trial size, the step is solved there and its limits are checked a
 other step's; if it cannot advance by ``tolerance_mw`` below the trial size, the nose lies
 below it: a voltage collapse. What it learns per level (the solved points, the nose
 bracket) is kept, so a search pays for one walk per level.
+
+A queue's searches (:mod:`grid.hosting_queue`, :mod:`grid.flexible_queue`) walk the same
+way along their own direction: the facilities that grow with the search, in proportion (all
+of them for the common scaling, one for its allocation), on top of those before it held at
+their allocations (``direction`` and ``offset``, as :func:`grid.stability.nose`); a level is
+then the background with that direction and offset.
 """
 
 from __future__ import annotations
