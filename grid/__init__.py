@@ -12,7 +12,8 @@
   order step by step, :class:`QueueFlexible`); :func:`curtailment_cost` — a chosen
   size's implied limit run through the facility model (what the curtailment costs);
 - :func:`cosimulate` / :class:`Cosimulation` — the facility and the network in closed loop
-  (a controller sets the facility's power limit every control period);
+  (a controller sets the facility's power limit every control period; a queue's loops close
+  in queue order, :class:`QueueCosimulation`);
 - :func:`pv_curve` — the facility bus' P-V curve to the nose (voltage-collapse margin);
 - :func:`short_circuit_strength` — Sk'' and short-circuit ratio at the bus, intact and N-1;
 - :mod:`grid.topology` — is the facility bus supplied, and what cuts it off;
@@ -52,6 +53,7 @@ __all__ = [
     "QueueFlexible",
     "cosimulate",
     "Cosimulation",
+    "QueueCosimulation",
     "curtailment_cost",
     "CurtailmentCost",
 ]
@@ -79,6 +81,7 @@ _LAZY = {
     "QueueFlexible": ("grid.flexible_queue", "QueueFlexible"),
     "cosimulate": ("grid.cosim", "cosimulate"),
     "Cosimulation": ("grid.cosim", "Cosimulation"),
+    "QueueCosimulation": ("grid.cosim_queue", "QueueCosimulation"),
     "curtailment_cost": ("grid.flexible_run", "curtailment_cost"),
     "CurtailmentCost": ("grid.flexible_run", "CurtailmentCost"),
 }

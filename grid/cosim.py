@@ -20,7 +20,9 @@ import datetime
 import logging
 import math
 import time as _time
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandapower as pp
@@ -28,7 +30,7 @@ import pandas as pd
 
 from aiload.errors import InputError
 from grid import engines
-from grid.attach import attach, check_bus, check_power_factor, q_mvar
+from grid.attach import attach, attach_all, check_bus, check_power_factor, q_mvar
 from grid.cosim_control import (
     LoadingController,
     NetworkState,
@@ -38,6 +40,9 @@ from grid.cosim_control import (
 from grid.cosim_grid import KeptVoltages, closed_loop_result
 from grid.limits import Limits
 from grid.powerflow import GridResult, _background_scale, timeseries
+
+if TYPE_CHECKING:
+    from grid.cosim_queue import QueueCosimulation
 
 __all__ = ["Cosimulation", "cosimulate", "CONTROLLERS"]
 
@@ -235,10 +240,16 @@ class _Flows(dict):
 class _Network:
     """The prepared model, solved one period at a time with a warm start."""
 
-    def __init__(self, net, bus: int, pf: float, enforce_q_lims) -> None:
-        work, load_index = attach(net, bus, power_factor=pf)
+    def __init__(self, net, bus: int, pf: float, enforce_q_lims,
+                 held_buses: tuple[int, ...] = ()) -> None:
+        if held_buses:  # a queue's facilities before this one (grid.cosim_queue)
+            work, load_index = attach_all(net, (bus, *held_buses), power_factor=pf)
+        else:
+            work, load_index = attach(net, bus, power_factor=pf)
         m = self.model = engines.prepare(work, load_index, enforce_q_lims)
         self.pf = pf
+        #: the held facilities' power this period [MW] (set by the loop before each solve)
+        self.held_mw = np.zeros(len(held_buses))
         self.v = m.v0.copy()
         self.weights = np.zeros(len(m.v0))
         self.bus_ok = m.bus_row >= 0
@@ -258,12 +269,19 @@ class _Network:
         q = q_mvar(p, self.pf)
         s = np.array([scale])
         if self.solver is None:
+            if self.held_mw.size:
+                p = np.r_[p, self.held_mw][None, :]
+                q = q_mvar(p, self.pf)
             v, ok = engines.solve_runpp(m, p, q, s)
             v_k = v[0] if ok[0] else None
         else:
             sbus = m.sbus0 - (scale - 1.0) * m.sload
-            if m.facility_row >= 0:
-                sbus[m.facility_row] -= (p[0] + 1j * q[0]) / m.base_mva
+            if m.facility_rows[0] >= 0:
+                sbus[m.facility_rows[0]] -= (p[0] + 1j * q[0]) / m.base_mva
+            for row, h in zip(m.facility_rows[1:], self.held_mw):
+                if row >= 0:
+                    sbus[row] -= (h + 1j * float(q_mvar(np.array([h]), self.pf)[0])) \
+                        / m.base_mva
             if m.enforce_q_lims and m.pv.size:
                 from grid.qlims import newton_q_limited
 
@@ -286,7 +304,7 @@ def cosimulate(
     net: pp.pandapowerNet,
     spec_or_preset,
     *,
-    bus: int,
+    bus: int | None = None,
     start,
     end,
     freq: str = "5min",
@@ -300,8 +318,9 @@ def cosimulate(
     enforce_q_lims: bool | None = None,
     open_loop: bool = True,
     progress: bool = False,
+    _held: dict[int, pd.Series] | None = None,
     **facility_overrides,
-) -> Cosimulation:
+) -> Cosimulation | QueueCosimulation:
     """Run the facility and the network together, the controller closing the loop.
 
     Parameters
@@ -309,9 +328,13 @@ def cosimulate(
     net : pandapower.pandapowerNet
         The network; never modified.
     spec_or_preset : FacilitySpec or str
-        The facility, as for ``aiload.facility``.
+        The facility, as for ``aiload.facility``. Or a mapping bus -> FacilitySpec or
+        preset (an interconnection queue, in queue order): the loops close in queue order,
+        each with those before it at their closed-loop power (:mod:`grid.cosim_queue`);
+        ``seed`` is then each facility's ``SeedSequence([seed, k])`` or a mapping bus ->
+        seed, and the result a :class:`grid.cosim_queue.QueueCosimulation`.
     bus : int
-        Index of the connection bus in ``net.bus``.
+        Index of the connection bus in ``net.bus`` (one facility; omitted with a mapping).
     start, end, freq, seed
         The facility run (``end`` may be a duration such as ``"7D"``); ``freq`` is also the
         step of the reported :class:`GridResult`.
@@ -339,6 +362,9 @@ def cosimulate(
         Also run :func:`grid.timeseries` on the open-loop facility power.
     progress : bool
         Show the facility run's progress bar (the loop runs inside it); default off.
+    _held : dict, optional
+        Internal (:mod:`grid.cosim_queue`): the queue's facilities before this one, bus ->
+        their closed-loop power [MW] on the run's index, held at each period's mean.
     **facility_overrides
         Preset parameters or FacilitySpec fields (e.g. ``utilization=0.8``,
         ``flexibility=FlexibilitySpec(...)``).
@@ -362,6 +388,20 @@ def cosimulate(
     >>> res.open_loop_violation_steps > 50, res.violation_steps <= 1
     (True, True)
     """
+    if isinstance(spec_or_preset, Mapping):
+        from grid.cosim_queue import cosimulate_queue
+
+        if bus is not None:
+            raise InputError(f"got both bus={bus!r} and a mapping of facilities; a queue names "
+                             "each facility's bus as its key: omit bus=.")
+        if _held:
+            raise InputError("_held is internal to a queue's loop; pass the mapping alone.")
+        return cosimulate_queue(
+            net, spec_or_preset, seed=seed, power_factor=power_factor, background=background,
+            limits=limits, enforce_q_lims=enforce_q_lims, open_loop=open_loop,
+            cosimulate=cosimulate, start=start, end=end, freq=freq,
+            control_period=control_period, controller=controller, branches=branches,
+            progress=progress, **facility_overrides)
     bus = check_bus(net, bus)
     pf = check_power_factor(power_factor)
     limits = limits if limits is not None else Limits()
@@ -373,10 +413,12 @@ def cosimulate(
     index = _horizon(start, end, freq)
     scale = _background_scale(background, index)
     ctrl, ctrl_name = _controller(controller, limits, branches, net)
-    network = _Network(net, bus, pf, enforce_q_lims)
+    held = dict(_held or {})
+    network = _Network(net, bus, pf, enforce_q_lims, tuple(held))
+    held_csum = [np.r_[0.0, np.cumsum(h.to_numpy(dtype=np.float64))] for h in held.values()]
     # with Q limits grid.timeseries solves each step with the loop's own Newton: keep them
-    kept = KeptVoltages(network.model, index,
-                        network.solver is not None and network.model.enforce_q_lims)
+    kept = KeptVoltages(network.model, index, network.solver is not None
+                        and network.model.enforce_q_lims and not held)
     times = index.as_unit("ns").asi8
     csum = np.r_[0.0, np.cumsum(scale)]
     buses, lines, trafos = net.bus.index, net.line.index, net.trafo.index
@@ -384,14 +426,14 @@ def cosimulate(
     rows: list[tuple] = []
     seen = {"period_s": period_s, "network_s": 0.0}
 
-    def period_scale(t: pd.Timestamp, length_s: float) -> float:
+    def period_scale(t: pd.Timestamp, length_s: float, values=scale, sums=csum) -> float:
         i1 = int(np.searchsorted(times, t.value, side="left"))
         i0 = int(np.searchsorted(times, t.value - int(length_s * 1e9), side="left"))
         if i1 <= i0:  # a period shorter than a step: the step that holds it
-            return float(scale[max(i1 - 1, 0)])
+            return float(values[max(i1 - 1, 0)])
         if i1 - i0 == 1:  # one step: its own value (a cumsum difference is 1e-11 off)
-            return float(scale[i0])
-        return float((csum[i1] - csum[i0]) / (i1 - i0))
+            return float(values[i0])
+        return float((sums[i1] - sums[i0]) / (i1 - i0))
 
     def limit(t: pd.Timestamp, state) -> float:
         t0 = _time.perf_counter()
@@ -407,6 +449,9 @@ def cosimulate(
             rows.append((t, p_kw, math.nan, math.nan, math.nan, False, math.inf))
             return math.inf
         s = period_scale(t, float(state.period_s))
+        for j, (h, h_sum) in enumerate(zip(held.values(), held_csum)):
+            # those before it in the queue, at their mean power of the same period [MW]
+            network.held_mw[j] = period_scale(t, float(state.period_s), h.to_numpy(), h_sum)
         flows = network.solve(p_kw / 1e3, s, keep=True)
         kept.keep(t.value, float(state.period_s), p_kw / 1e3, s,
                   None if flows is None else flows.v)
@@ -452,7 +497,12 @@ def cosimulate(
     control = pd.DataFrame(rows, columns=["time", "facility_kw", "background", "vm_pu",
                                           "max_loading_percent", "converged", "limit_kw"]
                            ).set_index("time")
-    if kept.steps:
+    if held:  # this facility and those before it in the queue, in the loop's order
+        mine = (power["facility_kw"] / 1e3).rename("facility_mw")
+        result = timeseries(net, {bus: mine, **held}, power_factor=pf,
+                            background=background, limits=limits,
+                            enforce_q_lims=enforce_q_lims)
+    elif kept.steps:
         result, reused = closed_loop_result(net, network, kept, power["facility_kw"],
                                             bus=bus, pf=pf, scale=scale, limits=limits)
         log.info("grid.cosimulate: %d of %d steps' power flows taken from the loop",
@@ -464,8 +514,10 @@ def cosimulate(
     before = None
     if open_loop and "curtailed_kw" in power.columns:
         demand = (power["facility_kw"] + power["curtailed_kw"]).rename("facility_kw")
-        before = timeseries(net, demand, bus=bus, power_factor=pf, background=background,
-                            limits=limits, enforce_q_lims=enforce_q_lims)
+        wanted = {bus: (demand / 1e3).rename("facility_mw"), **held} if held else demand
+        before = timeseries(net, wanted, bus=None if held else bus, power_factor=pf,
+                            background=background, limits=limits,
+                            enforce_q_lims=enforce_q_lims)
     state_period = math.nan if seen["period_s"] is None else float(seen["period_s"])
     vm = pd.DataFrame({"closed_loop": result.vm_pu[bus],
                        "open_loop": before.vm_pu[bus] if before is not None else np.nan})
