@@ -53,8 +53,10 @@ class QueueCapacity:
         ``value`` and ``limit`` [pu or %], ``time`` (the binding step; None for constant
         requests without a background); ``nose_mw`` (the nose of its P-V curve at the
         binding step with those before it at their allocations: the size at which the
-        network stops solving at all, within ``tolerance_mw``, :func:`grid.stability.nose`)
-        and ``collapse_margin_mw`` (``nose_mw - hosting_mw``) [MW].
+        network stops solving at all, within ``tolerance_mw``: :func:`grid.stability.nose`
+        stepped up from ``hosting_mw`` when a limit binds, the continuation's nose of
+        :mod:`grid.collapse` when collapse binds, as one facility's ``nose_p_mw``) and
+        ``collapse_margin_mw`` (``nose_mw - hosting_mw``) [MW].
     common_scale : float
         Largest common factor of all requests with no violation [-] (within
         ``tolerance_mw`` on the largest request).
