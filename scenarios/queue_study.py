@@ -294,6 +294,12 @@ def digest_lines(queue: Mapping[str, Any]) -> list[str]:
     if cut:
         line += "; cut: " + ", ".join(
             f"{r['name']} {number(r['allocated_mw'])}/{number(r['requested_mw'])} MW "
-            f"({r['binding_element']} {r['binding_quantity']})" for r in cut)
+            f"({r['binding_element']} {_word(r['binding_quantity'])})" for r in cut)
     return [line, f"queue common scaling: {number(queue['common_scale'])} x every request "
-            f"(binding: {queue['common_element']} {queue['common_quantity']})"]
+            f"(binding: {queue['common_element']} {_word(queue['common_quantity'])})"]
+
+
+def _word(quantity: Any) -> str:
+    """A binding quantity as a planner says it: ``vm_pu`` -> ``voltage``."""
+    return {"vm_pu": "voltage", "loading_percent": "loading",
+            "converged": "power-flow convergence"}.get(str(quantity), str(quantity))

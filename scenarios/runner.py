@@ -174,7 +174,8 @@ def _violation_line(name: str, record: Mapping[str, Any]) -> str:
     failed = [r for r in rows if r["quantity"] == "not converged"]
     if failed:
         worst.append(f"no power-flow solution in {failed[0]['steps']:,} steps")
-    return (f"{name}: {record['elements']:,} elements outside the limits ({band}), "
+    n = record["elements"]
+    return (f"{name}: {n:,} element{'' if n == 1 else 's'} outside the limits ({band}), "
             f"{number(record['hours_with_any'])} h with a violation; worst: "
             + "; ".join(worst) + f" ({record['time_zone']})")
 
