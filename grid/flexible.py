@@ -28,6 +28,7 @@ from aiload.errors import InputError
 from aiload.timeseries import step_seconds
 from grid import engines
 from grid.attach import attach, check_bus, check_power_factor, facility_mw, is_number, q_mvar
+from grid.bisection import bisect_many
 from grid.collapse import NUMERICAL, NUMERICAL_FAILURE, Continuation, settle
 from grid.hosting import base_violation_text, refuse_slack_bus
 from grid.limits import Limits
@@ -226,28 +227,11 @@ def headroom(
         first = None if times is None else pd.Index(
             [times[int(np.flatnonzero(inverse == k)[0])] for k in range(len(levels))])
         raise InputError(base_violation_text(out0, conv0, limits, columns, first))
-    lo = np.zeros(len(levels))
-    hi = np.full(len(levels), float(p_start_mw))
-    label = np.full(len(levels), "", dtype=object)
-    open_ = np.arange(len(levels))  # levels whose upper end does not yet break a limit
-    while open_.size:
-        if (hi[open_] > p_max_mw).any():
-            raise InputError(f"bus {bus} hosts more than p_max_mw={p_max_mw} MW without a "
-                             "violation at some background level; raise p_max_mw.")
-        broken, names = violated(hi[open_], open_)
-        label[open_[broken]] = names[broken]
-        lo[open_[~broken]] = hi[open_[~broken]]
-        hi[open_[~broken]] *= 2.0
-        open_ = open_[~broken]
-    while True:
-        rows = np.flatnonzero(hi - lo > tolerance_mw)
-        if rows.size == 0:
-            break
-        mid = 0.5 * (lo[rows] + hi[rows])
-        broken, names = violated(mid, rows)
-        hi[rows[broken]] = mid[broken]
-        label[rows[broken]] = names[broken]
-        lo[rows[~broken]] = mid[~broken]
+    lo, label = bisect_many(
+        violated, np.full(len(levels), float(p_start_mw)), p_max_mw=p_max_mw,
+        tolerance_mw=tolerance_mw,
+        too_much=f"bus {bus} hosts more than p_max_mw={p_max_mw} MW without a violation at "
+                 "some background level; raise p_max_mw.")
     return lo[inverse], label[inverse], len(levels), used
 
 

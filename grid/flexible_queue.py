@@ -28,6 +28,7 @@ from aiload.errors import InputError
 from aiload.timeseries import step_seconds
 from grid import engines
 from grid.attach import attach_all, q_mvar
+from grid.bisection import bisect_many
 from grid.collapse import NUMERICAL, NUMERICAL_FAILURE, Continuation, settle
 from grid.limits import Limits
 from grid.powerflow import _background_scale, solve
@@ -178,28 +179,11 @@ def queue_flexible(net, queue: Mapping, *, limits: Limits, background: pd.Series
             return broken, names
 
         k = len(rows_of)
-        lo, hi = np.zeros(k), np.full(k, float(peaks[j]))
-        found = np.full(k, "", dtype=object)
-        open_ = np.arange(k)  # searches whose upper end does not yet break a limit
-        while open_.size:
-            if (hi[open_] > p_max_mw).any():
-                raise InputError(f"bus {b} takes more than p_max_mw={p_max_mw} MW without a "
-                                 "violation at some step (with those before it in the "
-                                 "queue); raise p_max_mw.")
-            broken, names = violated(hi[open_], open_)
-            found[open_[broken]] = names[broken]
-            lo[open_[~broken]] = hi[open_[~broken]]
-            hi[open_[~broken]] *= 2.0
-            open_ = open_[~broken]
-        while True:
-            rows = np.flatnonzero(hi - lo > tolerance_mw)
-            if rows.size == 0:
-                break
-            mid = 0.5 * (lo[rows] + hi[rows])
-            broken, names = violated(mid, rows)
-            hi[rows[broken]] = mid[broken]
-            found[rows[broken]] = names[broken]
-            lo[rows[~broken]] = mid[~broken]
+        lo, found = bisect_many(
+            violated, np.full(k, float(peaks[j])), p_max_mw=p_max_mw,
+            tolerance_mw=tolerance_mw,
+            too_much=f"bus {b} takes more than p_max_mw={p_max_mw} MW without a violation at "
+                     "some step (with those before it in the queue); raise p_max_mw.")
         head[:, j] = lo[inverse]
         label[:, j] = found[inverse]
         allocated[:, j] = np.minimum(load[:, j], head[:, j])
