@@ -273,6 +273,9 @@ def grid_tables(result: Any, tz: str | None = None,
         from scenarios.flexible_study import report_tables  # noqa: PLC0415
 
         return report_tables(_on_site_clock(result, tz))
+    if hasattr(result, "headroom_mw") and not hasattr(result, "firm_mw") or hasattr(
+            result, "open_loop_violation_steps") and not hasattr(result, "events"):
+        return {}  # a queue's flexible studies: the queue section (scenarios.report_queue)
     if hasattr(result, "firm_mw") and hasattr(result, "headroom_mw"):
         from scenarios.flexible_study import interconnection_table
 
@@ -392,7 +395,7 @@ def _flexible_figures(results: dict[str, Any], tz: Any = None) -> list[tuple[str
 
     figs = []
     flex = results.get("flexible_interconnection")
-    if flex is not None:
+    if flex is not None and hasattr(flex, "firm_mw"):  # a queue's: scenarios.report_queue
         figs.append(("Flexible interconnection: extra MW above the firm capacity against the "
                      "curtailment share", plots.plot_flexible_interconnection(flex).figure))
     cost = results.get("curtailment_cost")
@@ -402,7 +405,7 @@ def _flexible_figures(results: dict[str, Any], tz: Any = None) -> list[tuple[str
                      f"{cost.size_mw:,.1f} MW (the facility year) [MWh]",
                      plots.plot_lever_contributions(cost.events).figure))
     co = results.get("cosimulate")
-    if co is not None:
+    if co is not None and hasattr(co, "events"):  # a queue's: scenarios.report_queue
         figs.append(("Voltage at the facility bus with and without the closed loop [pu]",
                      plots.plot_cosimulation(co, tz=tz).figure))
         if co.events is not None and len(co.events):

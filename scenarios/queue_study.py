@@ -85,6 +85,9 @@ def check_queue(scenario: Scenario) -> None:
                 "interconnection queue ([[facility]] tables) yet; a queue runs "
                 f"{', '.join(map(repr, QUEUE_GRID_STUDIES))}. Remove the others, or study one "
                 "facility with a [facility] table and grid.bus")
+        from scenarios.flexible_queue_study import check_flexible  # noqa: PLC0415
+
+        problems.extend(check_flexible(scenario, sections(scenario)))
         if grid.dynamics is not None:
             problems.append("[grid.dynamics] does not take an interconnection queue "
                             "([[facility]] tables) yet; remove it, or study one facility with "
@@ -203,8 +206,11 @@ def load_mapping(loads: Mapping[int, FacilityLoad], freq: str) -> dict[int, pd.S
 
 
 def run_grid(plan: studies.GridPlan, loads: Mapping[int, FacilityLoad], queue: QueueSection,
-             stage: Callable[[str], object] | None = None) -> dict[str, Any]:
-    """The requested grid studies of the queue -> dict of results (``load_mw``: the total)."""
+             stage: Callable[[str], object] | None = None,
+             ordered: list[tuple[int, QueuedFacilitySection]] | None = None) -> dict[str, Any]:
+    """The requested grid studies of the queue -> dict of results (``load_mw``: the total).
+    ``ordered``: :func:`sections` of the scenario, needed by ``cosimulate`` (each facility's
+    spec and seed)."""
     grid, section = plan.module, plan.section
     mapping = load_mapping(loads, section.freq)
     total = pd.concat([s.tz_convert("UTC") for s in mapping.values()], axis=1).sum(axis=1)
@@ -231,6 +237,10 @@ def run_grid(plan: studies.GridPlan, loads: Mapping[int, FacilityLoad], queue: Q
         out["load_loss"] = grid.load_loss(
             plan.net, p_mw={b: float(s.tz_convert("UTC").loc[peak]) for b, s in mapping.items()},
             trip=queue.trip, loading_max_percent=section.limits.loading_max_percent, **common)
+    if any(s in section.studies for s in ("flexible_interconnection", "cosimulate")):
+        from scenarios.flexible_queue_study import run_flexible  # noqa: PLC0415
+
+        out.update(run_flexible(plan, mapping, ordered, stage))
     return out
 
 
@@ -269,12 +279,20 @@ def summary_of(scenario: Scenario, loads: Mapping[int, FacilityLoad],
             row["violation_hours_at_bus"] = float(mine["hours"].sum()) if len(mine) else 0.0
             row["worst_vm_pu_at_bus"] = (float(mine["worst"].min()) if len(mine) else None)
             row["min_vm_pu_at_bus"] = float(run.vm_pu[section.bus].min())
+        if any(s in grid_results for s in ("flexible_interconnection", "cosimulate")):
+            from scenarios import flexible_queue_study  # noqa: PLC0415
+
+            row.update(flexible_queue_study.facility_rows(grid_results, section.bus))
         rows.append(row)
     out: dict[str, Any] = {"facilities": rows, "order": [r["position"] for r in rows],
                            "seeds": _queue(scenario).seeds}
     if hosting is not None:
         out.update(common_scale=hosting.common_scale, common_element=hosting.common_element,
                    common_quantity=hosting.common_quantity, common_time=hosting.common_time)
+    if "cosimulate" in grid_results:
+        from scenarios import flexible_queue_study  # noqa: PLC0415
+
+        out.update(flexible_queue_study.summary_of(grid_results))
     return out
 
 
@@ -283,9 +301,12 @@ def digest_lines(queue: Mapping[str, Any]) -> list[str]:
     what, and the common scaling."""
     from scenarios.formatting import number  # noqa: PLC0415
 
+    from scenarios.flexible_queue_study import digest_lines as flexible_lines  # noqa: PLC0415
+
     rows = queue["facilities"]
     if not rows or "allocated_mw" not in rows[0]:
-        return [f"queue: {len(rows)} facilities (no hosting_capacity study: no allocation)"]
+        return ([f"queue: {len(rows)} facilities (no hosting_capacity study: no allocation)"]
+                + flexible_lines(queue))
     requested = sum(r["requested_mw"] for r in rows)
     allocated = sum(r["allocated_mw"] for r in rows)
     cut = [r for r in rows if not r["granted"]]
@@ -296,7 +317,8 @@ def digest_lines(queue: Mapping[str, Any]) -> list[str]:
             f"{r['name']} {number(r['allocated_mw'])}/{number(r['requested_mw'])} MW "
             f"({r['binding_element']} {_word(r['binding_quantity'])})" for r in cut)
     return [line, f"queue common scaling: {number(queue['common_scale'])} x every request "
-            f"(binding: {queue['common_element']} {_word(queue['common_quantity'])})"]
+            f"(binding: {queue['common_element']} {_word(queue['common_quantity'])})"
+            ] + flexible_lines(queue)
 
 
 def _word(quantity: Any) -> str:

@@ -78,6 +78,9 @@ def scalars_of(obj: Any) -> dict[str, Any]:
         value = getattr(obj, f.name)
         if isinstance(value, (pd.Series, pd.DataFrame)) or value is None:
             continue
+        if isinstance(value, Mapping) and any(dataclasses.is_dataclass(v) for v in
+                                              value.values()):
+            continue  # results per facility (a queue's loops): summarised by their study
         if isinstance(value, (int, float, str, bool, np.generic, Mapping, list, tuple)):
             out[f.name] = value
     return out
@@ -372,7 +375,8 @@ def run_scenario(
         if queued:
             grid_results = queue_study.run_grid(
                 grid_plan, loads, scenario.queue or queue_study.QueueSection(),
-                stage=lambda name: _stage(f"grid studies: {name}", progress))
+                stage=lambda name: _stage(f"grid studies: {name}", progress),
+                ordered=queue_study.sections(scenario))
         else:
             grid_results = studies.run_grid(
                 grid_plan, load.power["facility_kw"],

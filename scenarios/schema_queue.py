@@ -31,8 +31,10 @@ from scenarios.schema_facility import refuse_non_finite
 __all__ = ["QueueSection", "facility_seed"]
 
 #: the grid studies that take a queue (grid.timeseries, grid.hosting_capacity(queue=),
-#: grid.contingency, grid.load_loss with a mapping bus -> series / MW)
-QUEUE_GRID_STUDIES = ("timeseries", "hosting_capacity", "contingency", "load_loss")
+#: grid.contingency, grid.load_loss, grid.flexible_interconnection, grid.cosimulate with a
+#: mapping bus -> series / MW / spec)
+QUEUE_GRID_STUDIES = ("timeseries", "hosting_capacity", "contingency", "load_loss",
+                      "flexible_interconnection", "cosimulate")
 
 
 def facility_seed(queue_seed: int, position: int) -> int:
