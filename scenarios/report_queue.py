@@ -15,7 +15,8 @@ from matplotlib.figure import Figure
 
 from scenarios import report_parts
 
-__all__ = ["section", "allocation_figure", "render_sweep"]
+__all__ = ["section", "allocation_figure", "curtailment_figure", "flexible_section",
+           "render_sweep"]
 
 _QUANTITY = {"vm_pu": "voltage", "loading_percent": "loading",
              "converged": "power-flow convergence"}
@@ -75,6 +76,78 @@ def _table(rows: list[Mapping[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(out)
 
 
+def curtailment_figure(rows: list[Mapping[str, Any]]) -> Figure:
+    """Each facility's curtailed share of its energy under the shared headroom, in queue
+    order [%], labelled with its curtailed hours and binding element."""
+    fig = Figure(figsize=(9, 3.6))
+    ax = fig.add_subplot()
+    x = range(len(rows))
+    shares = [r["flexible"]["curtailed_share_percent"] for r in rows]
+    ax.bar(x, shares, color="#3e7cb1", width=0.6)
+    for i, r in enumerate(rows):
+        f = r["flexible"]
+        text = (f"{f['curtailed_h']:g} h, {f['events']} events\n{f['binding_element']}"
+                if f["curtailed_h"] else "never curtailed")
+        ax.annotate(text, (i, shares[i]), textcoords="offset points", xytext=(0, 3),
+                    ha="center", fontsize=7)
+    ax.set_xticks(list(x), [f"{i + 1}. {r['name']}\n(bus {r['bus']})" for i, r in
+                            enumerate(rows)], fontsize=7)
+    ax.set_ylabel("curtailed [% of its energy]")
+    ax.set_ylim(0, max(max(shares) * 1.35, 1.0))
+    ax.set_title("Curtailment of each facility under the headroom shared in queue order")
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    return fig
+
+
+def _flexible_table(rows: list[Mapping[str, Any]]) -> pd.DataFrame:
+    out = []
+    for i, r in enumerate(rows):
+        row: dict[str, Any] = {"queue": i + 1, "facility": r["name"], "bus": r["bus"]}
+        f = r.get("flexible")
+        if f is not None:
+            row.update({"firm MW (smallest headroom)": f["firm_mw"],
+                        "energy MWh": f["energy_mwh"], "curtailed MWh": f["curtailed_mwh"],
+                        "curtailed %": f["curtailed_share_percent"],
+                        "curtailed h": f["curtailed_h"], "events": f["events"],
+                        "binding": f["binding_element"] or "none"})
+        c = r.get("cosimulate")
+        if c is not None:
+            row.update({"closed loop: seed": c["seed"], "closed loop: MWh": c["energy_mwh"],
+                        "closed loop: curtailed MWh": c["curtailed_mwh"],
+                        "closed loop: events": c["events"]})
+        out.append(row)
+    return pd.DataFrame(out)
+
+
+def flexible_section(queue: Mapping[str, Any],
+                     figs: Callable[[list[tuple[str, Figure]]], str]) -> list[str]:
+    """The queue's flexible_interconnection and cosimulate results (empty when neither ran)."""
+    rows = queue["facilities"]
+    if not rows or not ("flexible" in rows[0] or "cosimulate" in rows[0]):
+        return []
+    parts = ["<h3>Flexibility of the queue</h3>"]
+    text = "<p>"
+    if "flexible" in rows[0]:
+        text += ("Flexible interconnection: at every step each facility in queue order may draw "
+                 "the largest power that breaks no limit with those before it at their allowed "
+                 "power (grid.flexible_interconnection with the mapping bus &rarr; series); the "
+                 "rest is curtailed. ")
+    co = queue.get("cosimulate")
+    if co is not None:
+        text += (f"Closed loop (grid.cosimulate with the mapping bus &rarr; spec, "
+                 f"{report_parts.esc(co['start'][:16])} to {report_parts.esc(co['end'][:16])} "
+                 f"UTC, loops closed in queue order): <b>{co['violation_steps']:,}</b> of "
+                 f"{co['steps']:,} steps with a violation, against "
+                 f"{co['open_loop_violation_steps']:,} without the loop.")
+    parts.append(text + "</p>")
+    parts.append(report_parts.table(report_parts.readable(_flexible_table(rows))))
+    if "flexible" in rows[0]:
+        parts.append(figs([("Curtailed share of each facility's energy under the shared "
+                            "headroom, in queue order", curtailment_figure(rows))]))
+    return parts
+
+
 def section(queue: Mapping[str, Any], figs: Callable[[list[tuple[str, Figure]]], str]) -> str:
     """The queue section's HTML; ``figs`` renders ``(caption, Figure)`` items."""
     rows = queue["facilities"]
@@ -97,6 +170,7 @@ def section(queue: Mapping[str, Any], figs: Callable[[list[tuple[str, Figure]]],
     if rows and "allocated_mw" in rows[0]:
         parts.append(figs([("Requested and allocated MW per facility in queue order, coloured "
                             "by the binding constraint", allocation_figure(rows))]))
+    parts.extend(flexible_section(queue, figs))
     return "\n".join(parts)
 
 
