@@ -41,7 +41,8 @@ def normalise_key(key: str) -> str:
 
 
 def _allowed(key: str) -> bool:
-    return bool(re.match(r"^facility\.\d+\.", key)) or key.startswith("queue.")
+    return (bool(re.match(r"^facility\.\d+\.", key)) or key.startswith("queue.")
+            or key.startswith("grid.flexible."))
 
 
 def plan_queue_cases(source: str | Path, axes: Mapping[str, Sequence[Any]],
@@ -59,8 +60,10 @@ def plan_queue_cases(source: str | Path, axes: Mapping[str, Sequence[Any]],
     if bad:
         raise InputError(
             f"sweep over {', '.join(map(repr, bad))}: a queue sweep varies a queued facility's "
-            "fields (facility.2.utilization, or facility[2].utilization) or [queue]'s "
-            "(queue.order, queue.seed, queue.seeds); run other studies with `aiload run --set`.")
+            "fields (facility.2.utilization, or facility[2].utilization), [queue]'s "
+            "(queue.order, queue.seed, queue.seeds) or the flexibility's ([grid.flexible]: "
+            "grid.flexible.tolerance_mw, grid.flexible.controller, ...); run other studies "
+            "with `aiload run --set`.")
     keys = sorted(axes)
     cases = []
     for i, values in enumerate(itertools.product(*(axes[k] for k in keys))):
@@ -126,8 +129,26 @@ def comparison_of(cases: Sequence[tuple[str, dict, Any]], out_dir: Path) -> pd.D
                          "allocated_mw": r.get("allocated_mw"), "granted": r.get("granted"),
                          "binding_element": r.get("binding_element"),
                          "binding_quantity": r.get("binding_quantity"),
-                         "common_scale": queue.get("common_scale")})
+                         "common_scale": queue.get("common_scale"),
+                         **_flexible_columns(r, queue)})
     return pd.DataFrame(rows)
+
+
+def _flexible_columns(row: dict[str, Any], queue: dict[str, Any]) -> dict[str, Any]:
+    """A facility's flexible-study figures as comparison columns (none without them)."""
+    out: dict[str, Any] = {}
+    flex = row.get("flexible")
+    if flex is not None:
+        out.update({"firm_mw": flex["firm_mw"], "curtailed_mwh": flex["curtailed_mwh"],
+                    "curtailed_share_percent": flex["curtailed_share_percent"],
+                    "curtailed_h": flex["curtailed_h"],
+                    "flexible_binding_element": flex["binding_element"]})
+    co = queue.get("cosimulate")
+    if co is not None:
+        out.update({"closed_loop_curtailed_mwh": row["cosimulate"]["curtailed_mwh"],
+                    "closed_loop_violation_steps": co["violation_steps"],
+                    "open_loop_violation_steps": co["open_loop_violation_steps"]})
+    return out
 
 
 def is_queue(source: str | Path, overrides: Mapping[str, Any] | None = None) -> bool:

@@ -128,7 +128,8 @@ def test_studies_without_a_queue_refused_together_before_computing(tmp_path):
     with pytest.raises(InputError) as info:
         run_scenario(path, out, progress=False)
     text = str(info.value)
-    assert "grid.studies has 'short_circuit', 'flexible_interconnection', which do not take an " \
+    # flexible_interconnection takes a queue (tests/scenarios/test_queue_flexible_scenario.py)
+    assert "grid.studies has 'short_circuit', which do not take an " \
            "interconnection queue ([[facility]] tables) yet" in text
     assert "[microgrid] does not take an interconnection queue" in text
     assert not (out / "summary.json").exists()
