@@ -113,7 +113,7 @@ def _flexible_table(rows: list[Mapping[str, Any]]) -> pd.DataFrame:
                         "binding": f["binding_element"] or "none"})
         c = r.get("cosimulate")
         if c is not None:
-            row.update({"closed loop: seed": c["seed"], "closed loop: MWh": c["energy_mwh"],
+            row.update({"closed loop: MWh": c["energy_mwh"],
                         "closed loop: curtailed MWh": c["curtailed_mwh"],
                         "closed loop: events": c["events"]})
         out.append(row)
