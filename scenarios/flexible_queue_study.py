@@ -207,12 +207,15 @@ def digest_lines(queue: Mapping[str, Any]) -> list[str]:
 
     rows, lines = queue["facilities"], []
     if rows and "flexible" in rows[0]:
-        lines.append("queue flexible interconnection (headroom shared in queue order): " + "; ".join(
-            f"{r['name']} firm {number(r['flexible']['firm_mw'])} MW, curtailed "
-            f"{number(r['flexible']['curtailed_share_percent'])} % in "
-            f"{number(r['flexible']['curtailed_h'])} h"
-            + (f" ({r['flexible']['binding_element']})" if r['flexible']['binding_element']
-               else "") for r in rows))
+        parts = []
+        for r in rows:
+            f = r["flexible"]
+            parts.append(f"{r['name']} firm {number(f['firm_mw'])} MW, curtailed "
+                         f"{number(f['curtailed_share_percent'])} % in "
+                         f"{number(f['curtailed_h'])} h"
+                         + (f" ({f['binding_element']})" if f["binding_element"] else ""))
+        lines.append("queue flexible interconnection (headroom shared in queue order): "
+                     + "; ".join(parts))
     co = queue.get("cosimulate")
     if co is not None:
         lines.append(f"queue closed loop: {co['violation_steps']:,} of {co['steps']:,} steps with "
