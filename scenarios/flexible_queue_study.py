@@ -75,6 +75,14 @@ def check_flexible(scenario, ordered: Sequence[tuple[int, Any]]) -> list[str]:
             cosim_period(flex, ordered)
         except InputError as exc:
             problems.append(str(exc))
+        from aiload.facility.flexout import check_flexibility
+
+        for (k, section), spec in zip(ordered, cosim_specs(ordered)[0].values()):
+            if getattr(section, "flexibility", None) is not None:
+                try:  # every facility's levers, before anything runs
+                    check_flexibility(spec)
+                except InputError as exc:
+                    problems.append(f"{_label(k, section)}: {exc}")
         start, end = cosim_window(flex, ordered)
         if end <= start:
             problems.append(f"grid.flexible: cosim_end = {end} is not after cosim_start = "

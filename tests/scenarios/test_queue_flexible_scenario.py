@@ -192,6 +192,19 @@ def test_control_periods_that_differ_are_refused(tmp_path):
         run_scenario(write(tmp_path, text), tmp_path / "out", progress=False)
 
 
+def test_every_facility_levers_checked_before_running(tmp_path):
+    from scenarios.runner import run_scenario
+
+    # the second facility's: the first facility's are checked by the lead view already
+    text = scenario_text().replace('overrides = { nodes = 12000 }\n', 'overrides = { nodes = '
+                                   '12000 }\n[facility.flexibility]\ndeferrable_streams = '
+                                   '["nightly"]\n')
+    with pytest.raises(InputError, match=r"facility\[1\] \(bus 50\): FlexibilitySpec\."
+                       r"deferrable_streams: unknown stream\(s\) \['nightly'\]"):
+        run_scenario(write(tmp_path, text), tmp_path / "out", progress=False)
+    assert not (tmp_path / "out" / "summary.json").exists()
+
+
 def test_sweep_varies_the_queue_flexibility(tmp_path):
     pytest.importorskip("grid")
     import grid
