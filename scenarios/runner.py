@@ -185,8 +185,8 @@ def _violation_line(name: str, record: Mapping[str, Any]) -> str:
 
 _STUDY_NAMES = {"timeseries": "time-series power flow",
                 "curtailment_cost": "curtailed facility (cross-check)"}
-_RUN_NAMES = {("cosimulate", ""): "closed-loop week",
-              ("cosimulate", "open loop"): "the same week without the loop"}
+_RUN_NAMES = {("cosimulate", ""): "closed loop",
+              ("cosimulate", "open loop"): "the same window without the loop"}
 _QUANTITY_NAMES = {"vm_pu": "voltage", "loading_percent": "loading",
                    "converged": "power-flow convergence"}
 
