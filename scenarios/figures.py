@@ -298,8 +298,22 @@ def grid_tables(result: Any, tz: str | None = None,
             if not isinstance(frame.index, pd.RangeIndex):
                 name = frame.index.name or ("line" if "lines" in f.name else "element")
                 frame = frame.rename_axis(name).reset_index()
-            out[f.name.replace("_", " ")] = frame.rename(columns=_header)
+            out[f.name.replace("_", " ")] = _times_on_clock(frame, tz).rename(columns=_header)
     return out
+
+
+def _times_on_clock(frame: pd.DataFrame, tz: Any) -> pd.DataFrame:
+    """Time columns of a result table on the site's clock, to the minute, the zone in the
+    header (``time (America/Chicago)``); a frame without them is returned as it is."""
+    stamped = [c for c in frame.columns
+               if isinstance(frame[c].dtype, pd.DatetimeTZDtype)]
+    if not stamped:
+        return frame
+    frame = frame.copy()
+    zone = "UTC" if tz is None else str(tz)
+    for col in stamped:
+        frame[col] = frame[col].dt.tz_convert(zone).dt.strftime("%Y-%m-%d %H:%M")
+    return frame.rename(columns={c: f"{c} ({zone})" for c in stamped})
 
 
 def _on_site_clock(result: Any, tz: Any) -> Any:

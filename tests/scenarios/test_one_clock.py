@@ -96,3 +96,21 @@ def test_sweep_figures_on_the_site_clock(monkeypatch):
     page = report.render_sweep("s", [case], 2, comparison, {"case-0": frame}, tz=ZONE)
     assert [str(z) for z in seen] == [ZONE]
     assert f"site's clock ({ZONE})" in page
+
+
+def test_time_columns_of_any_result_table_on_the_site_clock():
+    # a result's table with a UTC time column (the queue's allocation is one): 20:00 UTC on
+    # 2025-07-14 is 15:00 in Chicago (CDT, UTC-5), to the minute, the zone in the header
+    @dataclasses.dataclass(frozen=True)
+    class Result:
+        allocation: pd.DataFrame
+
+    table = pd.DataFrame({"allocated_mw": [1.0, 2.0],
+                          "time": pd.to_datetime(["2025-07-14 20:00", "2025-01-14 20:00"],
+                                                 utc=True)})
+    tables = figures.grid_tables(Result(table), tz=ZONE)
+    shown = tables["allocation"]
+    column = [c for c in shown.columns if str(c).startswith("time")]
+    assert column == ["time (America/Chicago)"]
+    assert shown[column[0]].tolist() == ["2025-07-14 15:00", "2025-01-14 14:00"]  # CST in Jan
+    assert table["time"].dt.tz is not None  # the result's own frame is left as it was
