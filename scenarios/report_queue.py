@@ -60,7 +60,7 @@ def _table(rows: list[Mapping[str, Any]]) -> pd.DataFrame:
     out = []
     for i, r in enumerate(rows):
         row = {"queue": i + 1, "facility": r["name"], "bus": r["bus"], "kind": r["kind"],
-               "site clock": r["timezone"], "seed": r["seed"],
+               "site clock": r["timezone"], "seed": str(r["seed"]),  # a label: no commas
                "requested MW (peak)": r["requested_mw"]}
         if "allocated_mw" in r:
             row.update({"allocated MW": r["allocated_mw"],
