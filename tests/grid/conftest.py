@@ -50,6 +50,25 @@ def runpp_by_hand(net, bus: int, p_mw: float, q_mvar: float, scale: float = 1.0)
     return ref
 
 
+def runpp_with_loads(net, loads_mw: dict[int, float], *, tan_phi: float, scale: float = 1.0,
+                     out: tuple[str, int] | None = None, enforce_q_lims: bool = False):
+    """Independent reference for several facilities: a copy with the network's loads scaled,
+    element ``out`` (e.g. ``("line", 65)``) out of service, every facility a load at its bus
+    (``q = p * tan_phi``), pandapower.runpp."""
+    ref = copy.deepcopy(net)
+    ref.load["p_mw"] *= scale
+    ref.load["q_mvar"] *= scale
+    if out is not None:
+        ref[out[0]].at[out[1], "in_service"] = False
+    for bus, p in loads_mw.items():
+        pp.create_load(ref, bus, p_mw=p, q_mvar=p * tan_phi)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pp.runpp(ref, lightsim2grid=False, numba=False, tolerance_mva=1e-8,
+                 enforce_q_lims=enforce_q_lims)
+    return ref
+
+
 @pytest.fixture(scope="session")
 def scale_to():
     """The helper :func:`scaled_mw` as a fixture."""

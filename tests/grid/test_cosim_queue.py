@@ -5,19 +5,16 @@ before it connected at their closed-loop power. The facility side is test_cosim'
 
 from __future__ import annotations
 
-import copy
 import math
-import warnings
 
 import numpy as np
-import pandapower as pp
 import pandas as pd
 import pytest
 
 import grid
 import grid.cosim as cosim
 from aiload.errors import InputError
-from tests.grid.conftest import scaled_mw
+from tests.grid.conftest import runpp_with_loads, scaled_mw
 from tests.grid.test_cosim import CASE118_LIMITS, FakeFacility, daily_background
 
 TAN = math.tan(math.acos(0.99))
@@ -54,16 +51,7 @@ def run(lumi_kw):
 
 
 def runpp_all(net, loads_mw: dict[int, float], scale: float):
-    ref = copy.deepcopy(net)
-    ref.load["p_mw"] *= scale
-    ref.load["q_mvar"] *= scale
-    for bus, p in loads_mw.items():
-        pp.create_load(ref, bus, p_mw=p, q_mvar=p * TAN)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pp.runpp(ref, lightsim2grid=False, numba=False, tolerance_mva=1e-8,
-                 enforce_q_lims=True)
-    return ref
+    return runpp_with_loads(net, loads_mw, tan_phi=TAN, scale=scale, enforce_q_lims=True)
 
 
 def test_the_first_loop_is_the_facility_alone(run):

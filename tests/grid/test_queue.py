@@ -7,7 +7,6 @@ numbers the code gave before the queue existed (same bits).
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import math
 import warnings
@@ -20,6 +19,7 @@ import pytest
 
 import grid
 from aiload.errors import InputError, InputWarning
+from tests.grid.conftest import runpp_with_loads
 
 PF = 0.97
 TAN = math.tan(math.acos(PF))
@@ -29,16 +29,8 @@ HERE = Path(__file__).parent
 def runpp_all(net, loads_mw: dict[int, float], *, scale: float = 1.0,
               enforce_q_lims: bool = False):
     """Independent reference: a copy with every facility as a load, pandapower.runpp."""
-    ref = copy.deepcopy(net)
-    ref.load["p_mw"] *= scale
-    ref.load["q_mvar"] *= scale
-    for bus, p in loads_mw.items():
-        pp.create_load(ref, bus, p_mw=p, q_mvar=p * TAN)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pp.runpp(ref, lightsim2grid=False, numba=False, tolerance_mva=1e-8,
-                 enforce_q_lims=enforce_q_lims)
-    return ref
+    return runpp_with_loads(net, loads_mw, tan_phi=TAN, scale=scale,
+                            enforce_q_lims=enforce_q_lims)
 
 
 @pytest.fixture(scope="module")

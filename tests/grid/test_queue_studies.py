@@ -3,9 +3,7 @@ pandapower's own runpp with every facility attached."""
 
 from __future__ import annotations
 
-import copy
 import math
-import warnings
 
 import numpy as np
 import pandapower as pp
@@ -14,6 +12,7 @@ import pytest
 
 import grid
 from aiload.errors import InputError
+from tests.grid.conftest import runpp_with_loads
 
 PF = 0.97
 TAN = math.tan(math.acos(PF))
@@ -22,16 +21,7 @@ TAN = math.tan(math.acos(PF))
 def runpp_with(net, loads_mw: dict[int, float], *, out: tuple[str, int] | None = None,
                enforce_q_lims: bool = False):
     """A copy with every facility as a load (and one element out of service), runpp."""
-    ref = copy.deepcopy(net)
-    if out is not None:
-        ref[out[0]].at[out[1], "in_service"] = False
-    for bus, p in loads_mw.items():
-        pp.create_load(ref, bus, p_mw=p, q_mvar=p * TAN)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        pp.runpp(ref, lightsim2grid=False, numba=False, tolerance_mva=1e-8,
-                 enforce_q_lims=enforce_q_lims)
-    return ref
+    return runpp_with_loads(net, loads_mw, tan_phi=TAN, out=out, enforce_q_lims=enforce_q_lims)
 
 
 def _queue(peaks: dict[int, float], zones: tuple[str, ...]) -> dict[int, pd.Series]:
