@@ -250,14 +250,16 @@ class InferenceSection(_SpecSection):
         "mean demand / pool capacity (sizing 'autoscaler') [-]"
     )
     model: str = Field("llama3-70b", description="served model (for the power curve)")
-    shape: Literal["servegen-m-large", "azure-2024-week"] = Field(
-        "servegen-m-large", description="demand shape: 'servegen-m-large' (the real ServeGen "
-        "trace, 14 days from the run's first local midnight) or 'azure-2024-week' (the Azure "
-        "2024 LLM inference week, digitised from its published plots, on the calendar: weekday "
-        "and local time)"
+    shape: Literal["azure-2024-week", "servegen-m-large"] = Field(
+        "azure-2024-week", description="demand shape: 'azure-2024-week' (the Azure 2024 LLM "
+        "inference week, digitised from its published plots, on the calendar: weekday and local "
+        "time, with a level for each day and the per-minute spread of the plots, drawn from the "
+        "seed) or 'servegen-m-large' (the real ServeGen trace, 14 days from the run's first "
+        "local midnight; no random part)"
     )
     bursts: bool = Field(
-        False, description="add sub-10-min burstiness from Azure/Mooncake arrivals (freq < 10min)"
+        False, description="add sub-10-min burstiness from Azure 2023/Mooncake arrivals (freq "
+        "<= 1min); replaces the Azure week's minute spread"
     )
     capacity_per_s: float | None = Field(
         None, gt=0.0, description="requests one node serves [requests/s]; None: from the fit"

@@ -2,12 +2,19 @@
 
 Two shapes are bundled, by name (:data:`SHAPES`):
 
-- ``"servegen-m-large"`` (the default): 14 days from local midnight of the run's first day,
-  whatever the date (see below);
-- ``"azure-2024-week"``: a week of the Azure LLM inference 2024 trace (coding and
-  conversation services, **digitised from the trace's published plots**), anchored to the
+- ``"azure-2024-week"`` (the default): a week of the Azure LLM inference 2024 trace (coding
+  and conversation services, **digitised from the trace's published plots**), anchored to the
   calendar: each step takes the window of its own weekday and local time in ``start``'s time
-  zone, daylight-saving changes included, so a date's demand is the same in any run.
+  zone, daylight-saving changes included. Two variations that one typical week does not
+  carry, both read off the same plots, are drawn on top when the run has a random generator:
+  a **level for each local day** (log-normal, mean 1, log standard deviation
+  :data:`DAY_LEVEL_SIGMA`: the day-to-day variation of the weekday peak) and the **spread of
+  the per-minute rate** within each 10-min window (the ten minutes spread evenly between the
+  plotted line's lower and upper edges, in a random order; the window's mean is kept). Both
+  are keyed to the calendar (a hash of the run's seed and the local day or window), so with
+  the same seed a date has the same demand in any run, whatever its start and length;
+- ``"servegen-m-large"``: 14 days from local midnight of the run's first day, whatever the
+  date (see below); no random part.
 
 The ServeGen shape is the ServeGen m-large request rate (Alibaba Bailian, 14 days, 10-min
 windows, summed over the 50 largest clients, circular running median over five windows so that
@@ -29,21 +36,32 @@ import pandas as pd
 from aiload.errors import InputError
 from aiload.timeseries import require_tz_aware, step_seconds
 
-__all__ = ["servegen_shape", "azure_week_shape", "burst_blocks", "demand_shape", "DemandShape",
-           "SHAPES", "shape_period_s"]
+__all__ = ["servegen_shape", "azure_week_shape", "azure_minute_half_range", "burst_blocks",
+           "day_levels", "minute_ratios", "demand_shape", "DemandShape", "SHAPES",
+           "DEFAULT_SHAPE", "DAY_LEVEL_SIGMA", "shape_period_s"]
 
 DATA = Path(__file__).with_name("data")
 SHAPE_STEP_S = 600.0
 WEEK_S = 7 * 86400
 #: 1970-01-05, the first Monday of the Unix epoch [s]: weeks counted from it start on Monday
 _MONDAY_S = 4 * 86400
-#: the bundled shapes by name: what each is, for messages and docs
+#: the bundled shapes by name, the default first: what each is, for messages and docs
 SHAPES = {
+    "azure-2024-week": "Azure LLM inference 2024 (coding + conversation), a week digitised from "
+                       "the published plots, on the calendar (weekday and local time), with "
+                       "day-to-day levels and the per-minute spread of the same plots",
     "servegen-m-large": "ServeGen m-large (Alibaba Bailian), 14 days from local midnight of "
                         "the run's first day",
-    "azure-2024-week": "Azure LLM inference 2024 (coding + conversation), a week digitised from "
-                       "the published plots, on the calendar (weekday and local time)",
 }
+#: the default ``InferenceSpec.shape``
+DEFAULT_SHAPE = "azure-2024-week"
+#: day-to-day variation of the Azure week's weekday peak: log standard deviation of each
+#: complete local Monday-Thursday's highest 10-min rate about its service's mean, pooled over
+#: coding and conversation (5 degrees of freedom; the header of azure_llm_2024_week_shape.csv,
+#: ``docs/scripts/make_facility_demand_shape.py``) [-]
+DAY_LEVEL_SIGMA = 0.0544
+#: position of each of a window's ten minutes between the lower (-1) and upper (+1) edge [-]
+_MINUTE_PROFILE = np.linspace(-1.0, 1.0, 10)
 
 
 @lru_cache(maxsize=1)
@@ -56,13 +74,57 @@ def servegen_shape() -> np.ndarray:
 
 
 @lru_cache(maxsize=1)
+def _azure_table() -> pd.DataFrame:
+    return pd.read_csv(DATA / "azure_llm_2024_week_shape.csv", comment="#")
+
+
 def azure_week_shape() -> np.ndarray:
     """Azure LLM inference 2024 relative rate per 10-min window of the local week, Monday
     00:00 first (1,008 values, mean 1); digitised from the trace's published plots, the
     services' clock taken as UTC-4 (``docs/scripts/make_facility_demand_shape.py``) [-]."""
-    table = pd.read_csv(DATA / "azure_llm_2024_week_shape.csv", comment="#")
-    values = table["rate_ratio"].to_numpy(dtype=np.float64)
+    values = _azure_table()["rate_ratio"].to_numpy(dtype=np.float64)
     return values / values.mean()
+
+
+def azure_minute_half_range() -> np.ndarray:
+    """Half the spread of the per-minute rate within each 10-min window of the Azure week,
+    relative to the window's mean (1,008 values, Monday 00:00 local first) [-]."""
+    return _azure_table()["minute_half_range"].to_numpy(dtype=np.float64)
+
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def _uniform(key: int, counter: np.ndarray) -> np.ndarray:
+    """Uniform numbers in (0, 1), one per ``counter``, a pure function of ``(key, counter)``
+    (SplitMix64), so any slice of a calendar draws the same values as the whole [-]."""
+    with np.errstate(over="ignore"):
+        x = np.uint64(key) + (counter.astype(np.uint64) + np.uint64(1)) * _GOLDEN
+        x = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        x = (x ^ (x >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        x = x ^ (x >> np.uint64(31))
+    return ((x >> np.uint64(11)).astype(np.float64) + 0.5) * 2.0**-53
+
+
+def day_levels(key: int, local_day: np.ndarray, sigma: float = DAY_LEVEL_SIGMA) -> np.ndarray:
+    """Log-normal level of each local day (days since 1970-01-01 on the site's clock), mean 1,
+    log standard deviation ``sigma``: a pure function of the key and the day [-]."""
+    u1 = _uniform(key, 2 * local_day)
+    u2 = _uniform(key, 2 * local_day + 1)
+    z = np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)  # Box-Muller
+    return np.exp(sigma * z - 0.5 * sigma**2)
+
+
+def minute_ratios(key: int, local_minute: np.ndarray, half_range: np.ndarray) -> np.ndarray:
+    """Ratio of each local minute's rate to its 10-min window's mean: the window's ten minutes
+    spread evenly over ``1 ± half_range`` in an order drawn from the key and the window, so a
+    window's ten ratios have mean 1 exactly [-]."""
+    window = local_minute // 10
+    unique, inverse = np.unique(window, return_inverse=True)
+    draws = _uniform(key ^ 0x5DEECE66D, unique[:, None] * 16 + np.arange(10))
+    rank = np.argsort(np.argsort(draws, axis=1), axis=1)
+    position = _MINUTE_PROFILE[rank[inverse, local_minute % 10]]
+    return 1.0 + half_range * position
 
 
 def shape_period_s(name: str) -> float:
@@ -95,10 +157,11 @@ class DemandShape:
 
     Parameters
     ----------
-    shape : "servegen-m-large", "azure-2024-week" or pandas.Series
-        Bundled shape (ServeGen: t = 0 at local midnight of ``start``'s day, repeated every
-        14 days; Azure 2024: the weekday and local time of each step, every week) or
-        a tz-aware series of relative rates covering the run (interval means, any scale).
+    shape : "azure-2024-week", "servegen-m-large" or pandas.Series
+        Bundled shape (Azure 2024: the weekday and local time of each step, every week, with
+        day levels and the minute spread drawn from ``rng``; ServeGen: t = 0 at local
+        midnight of ``start``'s day, repeated every 14 days) or a tz-aware series of
+        relative rates covering the run (interval means, any scale).
     step_s : float
         Output interval [s]; divides 600 s or is a multiple of it.
     n_steps : int
@@ -106,8 +169,10 @@ class DemandShape:
     bursts : bool
         Multiply each 10-min window by a randomly drawn block of ten measured per-minute ratios
         (keeps the 10-min mean); only for ``step_s`` <= 60 s. The blocks of the whole run are
-        drawn here, once.
-    rng : numpy.random.Generator
+        drawn here, once. With the Azure week they replace its plotted minute spread.
+    rng : numpy.random.Generator or None
+        The run's generator; ``None``: the Azure week without its random part (the typical
+        week, as the demand scale is solved on).
     """
 
     def __init__(self, shape, start: pd.Timestamp, step_s: float, n_steps: int, *,
@@ -124,6 +189,11 @@ class DemandShape:
             self._start_ns = int(start.value)
             self._step_ns = int(round(self.step_s * 1e9))
             self._week = _utc_offsets(start, t_last + self.step_s)
+            # the calendar's random part (day levels, minute spread), keyed by the run's
+            # generator; without one, the typical week. Measured per-minute bursts replace
+            # the plots' minute spread (they describe the same thing).
+            self._key = None if rng is None else int(rng.integers(0, 2**63))
+            self._spread = not bursts
         elif isinstance(shape, str):
             # the wall clock at start: on a DST-change day real time since midnight is an
             # hour off
@@ -161,23 +231,53 @@ class DemandShape:
             windows = int((t_last // 60.0) // 10) + 1
             self._picks = rng.integers(0, len(burst_blocks()), size=windows)
 
-    def _windows(self, utc_ns: np.ndarray) -> np.ndarray:
-        """Index of the local 10-min window of the week holding each instant [-]."""
+    def _local_s(self, utc_ns: np.ndarray) -> np.ndarray:
+        """Seconds since 1970-01-01 00:00 on the site's clock of each instant [s]."""
         origin_s, offsets = self._week
         utc_s = utc_ns // 10**9
-        local_s = utc_s + offsets[(utc_s - origin_s) // 900]
-        return ((local_s - _MONDAY_S) % WEEK_S) // int(SHAPE_STEP_S)
+        return utc_s + offsets[(utc_s - origin_s) // 900]
+
+    def _at(self, local_s: np.ndarray) -> np.ndarray:
+        """The week's value times the day's level at local instants (whole seconds) [-]."""
+        window = ((local_s - _MONDAY_S) % WEEK_S) // int(SHAPE_STEP_S)
+        values = azure_week_shape()[window]
+        if self._key is not None:
+            values = values * day_levels(self._key, local_s // 86400)
+        return values
+
+    def _minutes(self, local_s: np.ndarray) -> np.ndarray:
+        """The per-minute ratio at local instants [-]."""
+        window = ((local_s - _MONDAY_S) % WEEK_S) // int(SHAPE_STEP_S)
+        return minute_ratios(self._key, local_s // 60, azure_minute_half_range()[window])
 
     def _calendar(self, first: int, stop: int) -> np.ndarray:
         """The weekly shape on the calendar, steps ``first .. stop - 1`` [-]."""
-        base = azure_week_shape()
         i = np.arange(first, stop, dtype=np.int64)
         begin = self._start_ns + i * self._step_ns  # integer ns: no rounding at window edges
-        if self.step_s <= SHAPE_STEP_S:
-            return base[self._windows(begin)]
-        per = int(round(self.step_s / SHAPE_STEP_S))
-        sub = begin[:, None] + np.arange(per, dtype=np.int64) * int(SHAPE_STEP_S * 1e9)
-        return base[self._windows(sub)].mean(axis=1)
+        spread = self._key is not None and self._spread
+        if self.step_s >= SHAPE_STEP_S:
+            # whole windows: the minute spread averages out (mean 1 per window)
+            per = int(round(self.step_s / SHAPE_STEP_S))
+            sub = begin[:, None] + np.arange(per, dtype=np.int64) * int(SHAPE_STEP_S * 1e9)
+            return self._at(self._local_s(sub)).mean(axis=1)
+        local = self._local_s(begin)
+        values = self._at(local)
+        if not spread:
+            return values
+        if self.step_s <= 60.0 and 60.0 % self.step_s == 0.0:
+            return values * self._minutes(local)
+        # steps across minute edges (e.g. 40 s, 5 min): the mean of the minutes they overlap,
+        # each minute weighted by its share of the step (a step lies in one 10-min window)
+        step_ns = self._step_ns
+        begin_min = (local * 10**9 + begin % 10**9) // (60 * 10**9)
+        span = int(-(-step_ns // (60 * 10**9))) + 1
+        minute = begin_min[:, None] + np.arange(span, dtype=np.int64)
+        lo = np.maximum(minute * 60 * 10**9, (local * 10**9 + begin % 10**9)[:, None])
+        hi = np.minimum((minute + 1) * 60 * 10**9,
+                        (local * 10**9 + begin % 10**9)[:, None] + step_ns)
+        weight = np.clip(hi - lo, 0, None) / step_ns
+        ratios = self._minutes(minute.ravel() * 60).reshape(minute.shape)
+        return values * (weight * ratios).sum(axis=1)
 
     def __call__(self, first: int = 0, stop: int | None = None) -> np.ndarray:
         """Relative demand of steps ``first .. stop - 1`` [-]."""

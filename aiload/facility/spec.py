@@ -332,13 +332,15 @@ class InferenceSpec:
     model : str
         Served model (for the power curve), e.g. ``"llama3-70b"``.
     shape : str or pandas.Series
-        Demand shape: ``"servegen-m-large"`` (bundled, from the real ServeGen trace; 14 days
-        from the run's first local midnight), ``"azure-2024-week"`` (bundled, the Azure 2024
-        LLM inference week digitised from its published plots, on the calendar: weekday and
-        local time of ``start``'s zone) or a tz-aware Series of relative rates (any positive
-        scale; it is normalised to mean 1).
+        Demand shape: ``"azure-2024-week"`` (default; bundled, the Azure 2024 LLM inference
+        week digitised from its published plots, on the calendar: weekday and local time of
+        ``start``'s zone, with a level for each day and the per-minute spread of the same
+        plots, drawn from the seed), ``"servegen-m-large"`` (bundled, from the real ServeGen
+        trace; 14 days from the run's first local midnight; the former default) or a
+        tz-aware Series of relative rates (any positive scale; it is normalised to mean 1).
     bursts : bool
-        Add sub-10-min burstiness from the Azure/Mooncake arrivals (needs freq < 10 min).
+        Add sub-10-min burstiness from the Azure 2023/Mooncake per-minute arrivals (needs
+        freq <= 1 min); with the Azure week it replaces the plots' minute spread.
     capacity_per_s : float, optional
         Requests a node serves at the latency target [requests/s]; default from the
         catalogue's curve at ``latency_target_s``.
@@ -374,7 +376,7 @@ class InferenceSpec:
     nodes: int
     utilization: float
     model: str = "llama3-70b"
-    shape: Any = "servegen-m-large"
+    shape: Any = "azure-2024-week"
     bursts: bool = False
     capacity_per_s: float | None = None
     latency_target_s: float | None = 5.5
@@ -454,7 +456,7 @@ class InferenceSpec:
             )
         if not isinstance(self.shape, (str, pd.Series)):
             raise InputError(
-                f"InferenceSpec.shape: expected 'servegen-m-large', 'azure-2024-week' or a pandas "
+                f"InferenceSpec.shape: expected 'azure-2024-week', 'servegen-m-large' or a pandas "
                 f"Series of relative rates on a tz-aware DatetimeIndex, got {type(self.shape).__name__}; e.g. "
                 "pandas.Series(rates, index=pandas.date_range(start, periods=len(rates), "
                 "freq='10min'))."

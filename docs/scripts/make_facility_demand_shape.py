@@ -20,6 +20,13 @@ Outputs (small, derived, with attribution in each file header):
   from UTC to the services' assumed local clock (US Eastern daylight time, UTC-4: see
   ``AZURE_OFFSET_H``), laid on the hour of the week (Monday 00:00 first) and summed; mean 1.
   Each service covers every 10-min window of the week once, so the sum is one typical week.
+  ``minute_half_range``: half the spread of the per-minute rate within each window relative to
+  its mean, from the plotted line's lower and upper edges (``req_per_min_col_low/high``, each
+  pixel column ~7 min), the two services' half-ranges added in quadrature (independent users).
+  The header also gives ``day_level_sigma``: the day-to-day variation of the weekday peak,
+  the log standard deviation of each complete Monday-Thursday's highest 10-min rate about its
+  service's mean over those days, pooled over the two services (Friday is lower in both
+  services and is left out as part of the week's structure) [-].
 - ``burst_ratio_1min.csv``: sub-10-min burstiness. Azure (code, conversation) and Mooncake
   request arrivals counted per minute and divided by the mean of their 10-min window; blocks of
   ten consecutive ratios (each block has mean 1 by construction).
@@ -64,7 +71,10 @@ AZURE_HEADER = """\
 # analysis/AzureLLMInferenceDataset2024.ipynb; ../shared/data/azure-llm-inference-2024-digitised),
 # moved from UTC to UTC{offset:+d} h (assumed users' clock: US Eastern daylight time; the trace
 # names no region), laid on the hour of the week and summed (each service covers every window
-# once). Weekend/weekday {weekend:.3f}; hour-of-day mean on weekdays 12-20 h / 0-6 h {plateau:.3f};
+# once). minute_half_range: half the per-minute spread within the window / its mean, from the
+# plotted line's edges, services in quadrature. day_level_sigma: {sigma:.4f} (log std of the
+# daily weekday peak, complete Mon-Thu days, both services pooled, {dof} degrees of freedom).
+# Weekend/weekday {weekend:.3f}; hour-of-day mean on weekdays 12-20 h / 0-6 h {plateau:.3f};
 # median/mean {median:.3f}; peak/mean {peak:.3f}.
 # Source: Azure/AzurePublicDataset, commit b469a113, CC BY 4.0. Cite: J. Stojkovic, C. Zhang,
 # I. Goiri, J. Torrellas, E. Choukse, "DynamoLLM: Designing LLM Inference Clusters for
@@ -107,17 +117,41 @@ def running_median(values: np.ndarray, width: int = MEDIAN_WINDOWS) -> np.ndarra
     return np.median(stack, axis=0)
 
 
-def azure_week(folder: Path, offset_h: int = AZURE_OFFSET_H) -> np.ndarray:
-    """The two digitised Azure 2024 services summed on the local week: requests per minute per
-    10-min window, Monday 00:00 local first (1,008 values) [requests/min]."""
-    total = np.zeros(1008)
+def _azure_local(folder: Path, name: str, offset_h: int) -> tuple[pd.DataFrame, pd.Series]:
+    """One digitised service and its start times on the users' clock (naive local)."""
+    table = pd.read_csv(folder / name, parse_dates=["start_utc"])
+    return table, table["start_utc"].dt.tz_convert(None) + pd.Timedelta(hours=offset_h)
+
+
+def azure_week(folder: Path, offset_h: int = AZURE_OFFSET_H) -> tuple[np.ndarray, np.ndarray]:
+    """The two digitised Azure 2024 services summed on the local week, Monday 00:00 local first
+    (1,008 values): requests per minute per 10-min window [requests/min], and half the spread
+    of the per-minute rate within each window (services added in quadrature) [requests/min]."""
+    total, spread2 = np.zeros(1008), np.zeros(1008)
     for name in AZURE_FILES:
-        table = pd.read_csv(folder / name, parse_dates=["start_utc"])
-        local = table["start_utc"].dt.tz_convert(None) + pd.Timedelta(hours=offset_h)
+        table, local = _azure_local(folder, name, offset_h)
         window = (local.dt.dayofweek * 144 + local.dt.hour * 6 + local.dt.minute // 10).to_numpy()
         assert np.array_equal(np.sort(window), np.arange(1008)), f"{name}: not one whole week"
         np.add.at(total, window, table["req_per_min"].to_numpy(dtype=float))
-    return total
+        half = (table["req_per_min_col_high"] - table["req_per_min_col_low"]).to_numpy() / 2.0
+        np.add.at(spread2, window, half**2)
+    return total, np.sqrt(spread2)
+
+
+def day_level_sigma(folder: Path, offset_h: int = AZURE_OFFSET_H) -> tuple[float, int]:
+    """Day-to-day variation of the weekday peak: log standard deviation of each complete
+    local Monday-Thursday's highest 10-min rate about its service's mean over those days,
+    pooled over the services [-], and its degrees of freedom [-]."""
+    squares, dof = 0.0, 0
+    for name in AZURE_FILES:
+        table, local = _azure_local(folder, name, offset_h)
+        by_day = table["req_per_min"].groupby(local.dt.normalize())
+        days = pd.DataFrame({"peak": by_day.max(), "n": by_day.size()})
+        keep = days[(days["n"] == 144) & (days.index.dayofweek <= 3)]
+        logs = np.log(keep["peak"].to_numpy())
+        squares += float(((logs - logs.mean()) ** 2).sum())
+        dof += len(logs) - 1
+    return float(np.sqrt(squares / dof)), dof
 
 
 def week_statistics(ratio: np.ndarray) -> dict[str, float]:
@@ -152,14 +186,20 @@ def main() -> None:
                                         peak=used.max() / used.mean()))
         shape.to_csv(fh, index=False, float_format="%.6f")
 
-    week = azure_week(DATA / "azure-llm-inference-2024-digitised")
+    folder = DATA / "azure-llm-inference-2024-digitised"
+    week, half = azure_week(folder)
     ratio = week / week.mean()
     stats = week_statistics(ratio)
+    sigma, dof = day_level_sigma(folder)
     with open(OUT / "azure_llm_2024_week_shape.csv", "w", encoding="utf-8") as fh:
-        fh.write(AZURE_HEADER.format(offset=AZURE_OFFSET_H, mean=week.mean(), **stats))
-        pd.DataFrame({"week_s": np.arange(1008) * 600, "rate_ratio": ratio}).to_csv(
+        fh.write(AZURE_HEADER.format(offset=AZURE_OFFSET_H, mean=week.mean(), sigma=sigma,
+                                     dof=dof, **stats))
+        pd.DataFrame({"week_s": np.arange(1008) * 600, "rate_ratio": ratio,
+                      "minute_half_range": half / week}).to_csv(
             fh, index=False, float_format="%.6f")
-    print("azure 2024 week: " + ", ".join(f"{k} {v:.3f}" for k, v in stats.items()))
+    print("azure 2024 week: " + ", ".join(f"{k} {v:.3f}" for k, v in stats.items())
+          + f", day_level_sigma {sigma:.4f} ({dof} dof), minute half-range mean "
+          f"{(half / week).mean():.3f} max {(half / week).max():.3f}")
 
     blocks = []
     for name in ("AzureLLMInferenceTrace_code.csv", "AzureLLMInferenceTrace_conv.csv"):

@@ -83,8 +83,8 @@ def test_demand_scale_gives_the_asked_share_of_busy_nodes():
         solve_demand_scale(relative, 0.05, 60.0, 10.0, 10, timeout_s=0.0, min_nodes=1)
 
 
-def _spec(utilization=0.6, **kw) -> FacilitySpec:
-    svc = InferenceSpec(nodes=10, utilization=utilization, model="line", **kw)
+def _spec(utilization=0.6, shape="servegen-m-large", **kw) -> FacilitySpec:
+    svc = InferenceSpec(nodes=10, utilization=utilization, model="line", shape=shape, **kw)
     return FacilitySpec(fleet=FleetSpec(nodes=10, idle_w=400.0), inference=(svc,),
                         catalogue=DictCatalogue({}, {"line": CURVE}),
                         overheads=OverheadSpec(cooling="drybulb"))
