@@ -4,7 +4,8 @@
   NLR/DIPLOEE colocation case) running Llama-2-70B LoRA fine-tuning and Stable Diffusion v2
   training jobs of 2–16 nodes; ``utilization=`` is the target mean node utilisation.
 - ``"inference-1mw"``: 283 nodes of 4×H100 (≈ 1 MW) serving Llama-3-70B to users with the
-  ServeGen demand shape, nodes sized each minute by a latency target; ``utilization=`` is the
+  Azure LLM inference 2024 week as demand (digitised from the trace's published plots, on the
+  calendar), nodes sized each minute by a latency target; ``utilization=`` is the
   achieved mean share of busy nodes (as in the NLR study).
 - ``"campus-100mw"``: 9,800 nodes of 8×H100-SXM (≈ 100 MW IT nameplate at 10.2 kW/node, the
   DGX H100 rated maximum): one synchronous GPT-3-175B training job on 8,192 nodes (65,536
