@@ -102,7 +102,7 @@ def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, sizing: str = "
                   latency_target_s: float | None = 5.5, timeout_s: float = 60.0,
                   target_load: float = 0.8, headroom: float = 0.1,
                   reaction_s: float = 300.0, bursts: bool = False, cooling: str = "pue",
-                  catalogue: Any = None) -> FacilitySpec:
+                  shape: Any = "azure-2024-week", catalogue: Any = None) -> FacilitySpec:
     """1 MW inference: 283 × 4×H100 nodes serving Llama-3-70B, sized as the NLR study does.
 
     Parameters
@@ -120,11 +120,14 @@ def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, sizing: str = "
         runs (``docs/facility.md``, "Inference").
     timeout_s : float
         Longest wait of a request beyond capacity before it counts as unserved [s].
+    shape : str or pandas.Series
+        Demand shape (``InferenceSpec.shape``): ``"azure-2024-week"`` (default),
+        ``"servegen-m-large"`` or a tz-aware Series.
     """
     service = InferenceSpec(nodes=nodes, utilization=utilization, model="llama3-70b",
                             sizing=sizing, latency_target_s=latency_target_s,
                             timeout_s=timeout_s, target_load=target_load, headroom=headroom,
-                            reaction_s=reaction_s, bursts=bursts)
+                            reaction_s=reaction_s, bursts=bursts, shape=shape)
     return FacilitySpec(
         fleet=FleetSpec(nodes=nodes, hardware="4xH100", idle_w=_idle_w("4xH100", 700.0),
                         nameplate_w=3520.0, **_boundary("4xH100", 3520.0)),
@@ -135,7 +138,8 @@ def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, sizing: str = "
 
 def campus_100mw(utilization: float = 0.07, *, big_job_nodes: int = 8192,
                  serving_nodes: int = 800, inference_utilization: float = 0.5,
-                 cooling: str = "liquid", catalogue: Any = None) -> FacilitySpec:
+                 cooling: str = "liquid", inference_shape: Any = "azure-2024-week",
+                 catalogue: Any = None) -> FacilitySpec:
     """≈100 MW AI campus of 9,800 × 8×H100-SXM nodes.
 
     Parameters
@@ -149,6 +153,9 @@ def campus_100mw(utilization: float = 0.07, *, big_job_nodes: int = 8192,
         measured NLR curve.
     inference_utilization : float
         Achieved mean share of the serving nodes busy, in (0, 1).
+    inference_shape : str or pandas.Series
+        The serving nodes' demand shape (``InferenceSpec.shape``): ``"azure-2024-week"``
+        (default), ``"servegen-m-large"`` or a tz-aware Series.
     cooling : str
         ``"liquid"`` (direct-to-chip, the default: 80 % of the heat to a warm-water loop on dry
         coolers, PUE ≈ 1.1), ``"drybulb"`` (air cooling with an integrated economiser) or
@@ -161,7 +168,8 @@ def campus_100mw(utilization: float = 0.07, *, big_job_nodes: int = 8192,
                            node_counts={8: 0.6, 64: 0.4}, utilization=utilization,
                            daily_amplitude=0.2, weekly_amplitude=0.2)
     service = InferenceSpec(nodes=serving_nodes, utilization=inference_utilization,
-                            model="llama3-70b", curve_hardware="4xH100", curve_nodes_per_node=2.0)
+                            model="llama3-70b", curve_hardware="4xH100", curve_nodes_per_node=2.0,
+                            shape=inference_shape)
     return FacilitySpec(
         # idle: the level the 1-node MLPerf LoRA node settles at after the run (AC input)
         fleet=FleetSpec(nodes=9800, hardware="8xH100-SXM", idle_w=_idle_w("8xH100-SXM", 2400.0),

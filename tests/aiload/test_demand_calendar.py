@@ -206,3 +206,19 @@ def test_measured_bursts_replace_the_plots_minute_spread():
     blocks = burst_blocks()
     for row in bursty / bursty.mean(axis=1, keepdims=True):
         assert np.isclose(blocks, row, rtol=1e-12, atol=0).all(axis=1).any()
+
+
+def test_presets_take_the_shape_by_name():
+    # inference-1mw with ServeGen has no random part: two seeds give the same demand; with the
+    # Azure week (the default) the seed draws the day levels and the minute spread
+    def demand(seed, **kw):
+        return facility("inference-1mw", start="2025-03-04 00:00+00:00",
+                        end="2025-03-05 00:00+00:00", freq="1min", seed=seed, progress=False,
+                        utilization=0.5, **kw).power["requests_per_s"].to_numpy()
+    np.testing.assert_array_equal(demand(0, shape="servegen-m-large"),
+                                  demand(1, shape="servegen-m-large"))
+    assert not np.array_equal(demand(0), demand(1))
+    from aiload.facility import presets
+    assert presets.campus_100mw(inference_shape="servegen-m-large").inference[0].shape == \
+        "servegen-m-large"
+    assert presets.campus_100mw().inference[0].shape == WEEK
