@@ -116,7 +116,10 @@ def main(cache: str | None = None) -> None:
           f"{res.binding.value_counts().to_dict()}")
     # the worst hour decides hosting_capacity: its distinct levels give the same answer as
     # the whole year at a 37th of the power flows
-    levels = pd.Series(np.unique(background.to_numpy()))
+    # (on a tz-aware hourly index of their own: hosting_capacity asks for one)
+    values = np.unique(background.to_numpy())
+    levels = pd.Series(values, index=pd.date_range("2025-01-01", periods=len(values),
+                                                   freq="h", tz="UTC"))
     hc = grid.hosting_capacity(net, bus=BUS, limits=LIMITS, background=levels,
                                power_factor=PF)
     print(f"grid.hosting_capacity at the background's levels: {hc.p_mw:.2f} MW "
