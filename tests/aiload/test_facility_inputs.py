@@ -184,7 +184,7 @@ def test_a_distribution_that_is_not_pairs_is_named(field, value):
 @pytest.mark.parametrize("shape", [[1.0, 2.0, 3.0], np.ones(3)])
 def test_an_inference_shape_that_is_not_a_series_is_named_at_construction(shape):
     # before: a list passed construction and failed in the run with "got builtin_function..."
-    with pytest.raises(InputError, match=r"InferenceSpec.shape: expected 'servegen-m-large', 'azure-2024-week' or a "
+    with pytest.raises(InputError, match=r"InferenceSpec.shape: expected 'azure-2024-week', 'servegen-m-large' or a "
                                          rf"pandas Series .*got {type(shape).__name__}"):
         InferenceSpec(nodes=4, utilization=0.5, shape=shape)
 

@@ -372,7 +372,7 @@ def test_merit_order_decides_which_lever_goes_first():
 def test_default_merit_order_throttles_the_service_last():
     """campus-100mw (training and inference) for a day at 5 min, held at 92 % of its peak: by
     default the caps cover the cut and no request goes unserved; with inference ahead of the
-    caps (the earlier default) the service is throttled and requests are lost."""
+    caps (the earlier default) the service is throttled and requests wait or are lost."""
     kw = {"start": pd.Timestamp("2025-07-14", tz="UTC"), "end": "1D", "freq": "5min",
           "progress": False}
     base = facility("campus-100mw", **kw)
@@ -384,7 +384,10 @@ def test_default_merit_order_throttles_the_service_last():
     assert len(ev) > 0 and (ev["shortfall_kw"] == 0).all()
     assert (ev["power_cap_kw"] > 0).all()
     assert (ev["inference_kw"] == 0).all() and (ev["unserved_requests"] == 0).all()
+    assert (ev["queued_requests"] == 0).all()
     old = facility("campus-100mw", power_limit_kw=limit, flexibility=FlexibilitySpec(
         merit_order=("battery", "inference", "power_cap", "deferral")), **kw)
     assert old.flexibility["inference_kw"].max() > 0
-    assert old.flexibility["unserved_requests"].sum() > 0
+    # with the Azure week (issue 27) this day's evening events delay requests (5.7 M queued)
+    # rather than drop them
+    assert (old.flexibility["queued_requests"] + old.flexibility["unserved_requests"]).sum() > 0

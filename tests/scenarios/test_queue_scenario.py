@@ -267,7 +267,9 @@ def test_load_loss_trips_the_queue_at_its_coincident_peak(two_site_run):
 # ------------------------------------------------------- one facility: unchanged bits
 
 
+# the recording predates issue 27: the campus's serving nodes on the ServeGen shape, as then
 ONE = {"facility.end": "2025-01-03T00:00:00Z", "facility.freq": "1h",
+       "facility.overrides": {"inference_shape": "servegen-m-large"},
        "grid.contingency_hours": 2,
        "grid.studies": ["timeseries", "hosting_capacity", "contingency", "load_loss"],
        "outputs.report": False}

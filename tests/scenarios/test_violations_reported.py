@@ -18,8 +18,8 @@ name = "my-site"
 [facility]
 preset = "inference-1mw"
 utilization = 0.5
-start = 2025-06-01T00:00:00-04:00
-end = 2025-06-01T06:00:00-04:00
+start = 2025-06-03T10:00:00-04:00
+end = 2025-06-03T16:00:00-04:00
 freq = "1min"
 
 [site]
@@ -93,7 +93,7 @@ def test_no_violation_is_said(tmp_path):
     path.write_text(SITE.replace("vm_min_pu = 0.91", "vm_min_pu = 0.6\nvm_max_pu = 1.4\n"
                                  "loading_max_percent = 200.0"), encoding="utf-8")
     out = run_scenario(path, tmp_path / "out", progress=False, overrides={
-        "facility.end": "2025-06-01T02:00:00-04:00", "outputs.facility_parquet": False})
+        "facility.end": "2025-06-03T12:00:00-04:00", "outputs.facility_parquet": False})
     record = out.summary["grid"]["timeseries"]["violations"]
     assert record["elements"] == 0 and record["by_element"] == []
     assert "Violations: none." in (out.out_dir / "report.html").read_text()
