@@ -260,12 +260,21 @@ class DemandShape:
             per = int(round(self.step_s / SHAPE_STEP_S))
             sub = begin[:, None] + np.arange(per, dtype=np.int64) * int(SHAPE_STEP_S * 1e9)
             return self._at(self._local_s(sub)).mean(axis=1)
+        if self.step_s <= 60.0 and (60 * 10**9) % self._step_ns == 0:
+            # steps inside whole minutes: each UTC minute once, then every step of it (a
+            # 0.1-s run evaluates 1 value in 600); every zone's offset is whole minutes
+            minute = begin // (60 * 10**9)
+            first_min = int(minute[0])
+            starts = np.arange(first_min, int(minute[-1]) + 1, dtype=np.int64) * (60 * 10**9)
+            local = self._local_s(starts)
+            per_minute = self._at(local)
+            if spread:
+                per_minute = per_minute * self._minutes(local)
+            return per_minute[minute - first_min]
         local = self._local_s(begin)
         values = self._at(local)
         if not spread:
             return values
-        if self.step_s <= 60.0 and 60.0 % self.step_s == 0.0:
-            return values * self._minutes(local)
         # steps across minute edges (e.g. 40 s, 5 min): the mean of the minutes they overlap,
         # each minute weighted by its share of the step (a step lies in one 10-min window)
         step_ns = self._step_ns

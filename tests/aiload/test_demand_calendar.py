@@ -184,7 +184,7 @@ def test_with_one_seed_a_date_has_the_same_demand_in_any_run():
     assert not np.array_equal(other, long())
 
 
-@pytest.mark.parametrize("step_s", [15.0, 40.0, 300.0, 3600.0])
+@pytest.mark.parametrize("step_s", [0.1, 15.0, 40.0, 300.0, 3600.0])
 def test_any_step_is_the_mean_of_the_minutes_it_covers(step_s):
     start = pd.Timestamp("2025-07-01 00:00", tz="Europe/Paris")
     minutes = _shape(start, 60.0, 2 * 1440, seed=5)()
