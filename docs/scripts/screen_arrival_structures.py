@@ -5,7 +5,9 @@ one core; needs no shared data); ``--preset-seeds 7`` prints only the preset's q
 for seeds 1-7 (~2 min); ``--calibrate`` runs the calibration grid of the colocation process
 (seeds 1-5 each, ~30 min with two processes; the tables in ``docs/validation.md``);
 ``--calibrate --days-of-week weekday-weekend`` runs it with the measured weekend/weekday ratio
-in place of the preset's week (``fit.weekday_weekend`` of the fit's file). Only the job
+(``fit.weekday_weekend`` of the fit's file; the preset's week since issue 27) on the grid and
+:data:`WEEK_GRID_EXTENSION` (~45 min with two processes); ``--days-of-week flat`` the former
+flat week. Only the job
 layer runs (draw, SimPy schedule: no power), one
 year 2018 at 1 min, seed 1, u = 0.4 and 0.8; it prints the busy fraction (median, P90, std),
 the share of jobs that waited > 1 s, the mean wait of those [h] and the mean wait of all jobs
@@ -216,6 +218,15 @@ CALIBRATION_GRID = [
     (0.3, 0.5, 15, 2), (0.3, 0.4, 24, 3), (0.2, 0.5, 14, 2), (0.25, 0.475, 16, 2),
     (0.2, 0.5, 12, 2), (0.25, 0.5, 14, 2), (0.2, 0.475, 18, 2), (0.25, 0.45, 18, 3),
 ]
+#: with the measured week (``--days-of-week weekday-weekend``) the grid also holds these 16
+#: points (k = 1, weaker clusters: the 28 above left the u = 0.4 waits 31-109 % long), run on
+#: 2026-12-04 23:14-23:51 UTC; the preset's numbers (0.15, 0.45, 18, 1) are among them
+WEEK_GRID_EXTENSION = [
+    (0.1, 0.35, 36, 1), (0.0, 0.35, 36, 1), (0.1, 0.4, 24, 1), (0.2, 0.35, 36, 1),
+    (0.3, 0.35, 36, 1), (0.2, 0.45, 18, 1), (0.2, 0.45, 12, 1), (0.3, 0.4, 12, 1),
+    (0.25, 0.45, 18, 1), (0.15, 0.5, 18, 1), (0.2, 0.5, 18, 1), (0.15, 0.45, 18, 1),
+    (0.2, 0.45, 15, 1), (0.15, 0.5, 12, 1), (0.25, 0.45, 12, 1), (0.15, 0.45, 12, 1),
+]
 #: the numbers first set by hand (run in stage 2 for comparison)
 FORMER = (0.5, 0.35, 36, 2)
 #: the four NLR queue figures the calibration matches: (u, key, NLR value)
@@ -284,17 +295,19 @@ def calibrate(workers: int = 2, finalists: int = 8) -> None:
     error of the seeds' mean divided by its tolerance, squared and summed; the lowest is the
     preset's. ~30 min with two processes."""
     from concurrent.futures import ProcessPoolExecutor
+    grid = CALIBRATION_GRID + (WEEK_GRID_EXTENSION if DAYS_OF_WEEK[0] == "weekday-weekend"
+                               else [])
     with ProcessPoolExecutor(workers) as pool:
-        stage1 = list(pool.map(_queue_point, CALIBRATION_GRID))
-        order = sorted(range(len(CALIBRATION_GRID)), key=lambda i: stage1[i][1])
+        stage1 = list(pool.map(_queue_point, grid))
+        order = sorted(range(len(grid)), key=lambda i: stage1[i][1])
         print("stage 1 (job layer, seeds 1-5): σ² | a | τ_L [h] | k | u=0.4 queued | "
               "u=0.4 wait of queued [h] | u=0.8 queued | u=0.8 wait of queued [h] | objective")
         for i in order:
             cells = " | ".join(f"{m:.3f} ({m / ref - 1:+.0%})" for m, (_, _, ref)
                                in zip(stage1[i][0], QUEUE_TARGETS))
-            print(" | ".join(str(x) for x in CALIBRATION_GRID[i]) + f" | {cells} | "
+            print(" | ".join(str(x) for x in grid[i]) + f" | {cells} | "
                   f"{stage1[i][1]:.4f}", flush=True)
-        best = [CALIBRATION_GRID[i] for i in order[:finalists]]
+        best = [grid[i] for i in order[:finalists]]
         if FORMER not in best:
             best.append(FORMER)  # for comparison, not a candidate
         stage2 = list(pool.map(_power_point, best))
@@ -305,7 +318,7 @@ def calibrate(workers: int = 2, finalists: int = 8) -> None:
         objective = sum((e / TOLERANCES[key]) ** 2 for (_, key), e in errors.items())
         scored.append((objective, point, errors))
     for objective, point, errors in sorted(scored, key=lambda r: r[0]):
-        if point == FORMER and point not in [CALIBRATION_GRID[i] for i in order[:finalists]]:
+        if point == FORMER and point not in [grid[i] for i in order[:finalists]]:
             point = (*point[:3], f"{point[3]} (former, for comparison)")
         cells = " | ".join(f"{errors[(0.4, k)]:+.1%} / {errors[(0.8, k)]:+.1%}" for k in TOLERANCES)
         print(" | ".join(str(x) for x in point) + f" | {cells} | {objective:.2f}", flush=True)
