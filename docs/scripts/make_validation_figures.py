@@ -46,7 +46,9 @@ def arrivals_fit() -> None:
     t = (hours + 0.5) * 3600.0 + 86400.0  # a Tuesday
     a.plot(hours, hour_of_week_factor(t, monday, raw), "k-", label="fit (3 harmonics), Tuesday")
     a.plot(hours, hour_of_week_factor(t, monday, colo), "C1--",
-           label="colocation preset: the daily cycle, every day")
+           label="colocation preset, a weekday (x 1.148)")
+    a.plot(hours, hour_of_week_factor(t + 4 * 86400.0, monday, colo), "C1:",
+           label="colocation preset, a weekend day (x 0.630)")
     a.set_xlabel("local hour of day")
     a.set_ylabel("relative submission rate [-]")
     a.legend(fontsize=7)
