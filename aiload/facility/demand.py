@@ -237,24 +237,30 @@ class DemandShape:
         utc_s = utc_ns // 10**9
         return utc_s + offsets[(utc_s - origin_s) // 900]
 
+    @staticmethod
+    def _window(local_s: np.ndarray) -> np.ndarray:
+        """Index of the 10-min window of the local week (Monday 00:00 first) [-]."""
+        return ((local_s - _MONDAY_S) % WEEK_S) // int(SHAPE_STEP_S)
+
     def _at(self, local_s: np.ndarray) -> np.ndarray:
         """The week's value times the day's level at local instants (whole seconds) [-]."""
-        window = ((local_s - _MONDAY_S) % WEEK_S) // int(SHAPE_STEP_S)
-        values = azure_week_shape()[window]
+        values = azure_week_shape()[self._window(local_s)]
         if self._key is not None:
             values = values * day_levels(self._key, local_s // 86400)
         return values
 
     def _minutes(self, local_s: np.ndarray) -> np.ndarray:
         """The per-minute ratio at local instants [-]."""
-        window = ((local_s - _MONDAY_S) % WEEK_S) // int(SHAPE_STEP_S)
-        return minute_ratios(self._key, local_s // 60, azure_minute_half_range()[window])
+        return minute_ratios(self._key, local_s // 60,
+                             azure_minute_half_range()[self._window(local_s)])
 
     def _calendar(self, first: int, stop: int) -> np.ndarray:
         """The weekly shape on the calendar, steps ``first .. stop - 1`` [-]."""
         i = np.arange(first, stop, dtype=np.int64)
         begin = self._start_ns + i * self._step_ns  # integer ns: no rounding at window edges
         spread = self._key is not None and self._spread
+        if not len(begin):
+            return np.zeros(0)
         if self.step_s >= SHAPE_STEP_S:
             # whole windows: the minute spread averages out (mean 1 per window)
             per = int(round(self.step_s / SHAPE_STEP_S))
@@ -278,12 +284,11 @@ class DemandShape:
         # steps across minute edges (e.g. 40 s, 5 min): the mean of the minutes they overlap,
         # each minute weighted by its share of the step (a step lies in one 10-min window)
         step_ns = self._step_ns
-        begin_min = (local * 10**9 + begin % 10**9) // (60 * 10**9)
+        local_ns = (local * 10**9 + begin % 10**9)[:, None]
         span = int(-(-step_ns // (60 * 10**9))) + 1
-        minute = begin_min[:, None] + np.arange(span, dtype=np.int64)
-        lo = np.maximum(minute * 60 * 10**9, (local * 10**9 + begin % 10**9)[:, None])
-        hi = np.minimum((minute + 1) * 60 * 10**9,
-                        (local * 10**9 + begin % 10**9)[:, None] + step_ns)
+        minute = local_ns // (60 * 10**9) + np.arange(span, dtype=np.int64)
+        lo = np.maximum(minute * 60 * 10**9, local_ns)
+        hi = np.minimum((minute + 1) * 60 * 10**9, local_ns + step_ns)
         weight = np.clip(hi - lo, 0, None) / step_ns
         ratios = self._minutes(minute.ravel() * 60).reshape(minute.shape)
         return values * (weight * ratios).sum(axis=1)
