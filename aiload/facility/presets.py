@@ -20,6 +20,7 @@ import inspect
 from typing import Any, Callable
 
 from aiload.errors import InputError
+from aiload.facility.demand import DEFAULT_SHAPE
 from aiload.facility.spec import (
     FacilitySpec, FleetSpec, InferenceSpec, JobStreamSpec, OverheadSpec, suggest,
 )
@@ -102,7 +103,7 @@ def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, sizing: str = "
                   latency_target_s: float | None = 5.5, timeout_s: float = 60.0,
                   target_load: float = 0.8, headroom: float = 0.1,
                   reaction_s: float = 300.0, bursts: bool = False, cooling: str = "pue",
-                  shape: Any = "azure-2024-week", catalogue: Any = None) -> FacilitySpec:
+                  shape: Any = DEFAULT_SHAPE, catalogue: Any = None) -> FacilitySpec:
     """1 MW inference: 283 × 4×H100 nodes serving Llama-3-70B, sized as the NLR study does.
 
     Parameters
@@ -138,7 +139,7 @@ def inference_1mw(utilization: float = 0.5, *, nodes: int = 283, sizing: str = "
 
 def campus_100mw(utilization: float = 0.07, *, big_job_nodes: int = 8192,
                  serving_nodes: int = 800, inference_utilization: float = 0.5,
-                 cooling: str = "liquid", inference_shape: Any = "azure-2024-week",
+                 cooling: str = "liquid", inference_shape: Any = DEFAULT_SHAPE,
                  catalogue: Any = None) -> FacilitySpec:
     """≈100 MW AI campus of 9,800 × 8×H100-SXM nodes.
 

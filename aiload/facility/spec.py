@@ -16,7 +16,7 @@ from aiload._checks import check_finite_values, check_number
 from aiload._suggest import suggest
 from aiload.errors import InputError
 from aiload.facility.flexspec import FlexibilitySpec
-from aiload.facility.demand import SHAPES
+from aiload.facility.demand import DEFAULT_SHAPE, SHAPES
 
 __all__ = [
     "FleetSpec",
@@ -376,7 +376,7 @@ class InferenceSpec:
     nodes: int
     utilization: float
     model: str = "llama3-70b"
-    shape: Any = "azure-2024-week"
+    shape: Any = DEFAULT_SHAPE
     bursts: bool = False
     capacity_per_s: float | None = None
     latency_target_s: float | None = 5.5
